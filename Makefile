@@ -1,0 +1,55 @@
+# tinyxpbd: `make demo` / `make test` set everything up on a fresh Debian 12 machine (system packages as root,
+# .venv with the pinned dependencies) and run. Re-running is fast: setup is a stamp file that depends on pyproject.toml.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.stamp
+PYTEST_ARGS ?=
+
+# tinygrad's WEBGPU backend loads Dawn from $WEBGPU_PATH; point it at the library dawn-python ships (unless already set).
+# Recursively expanded, so it is only computed when a recipe that uses it runs (after the venv exists).
+DAWN_LIB = $(or $(WEBGPU_PATH),$(shell $(PY) -c 'import importlib.util as u, os, platform; s = u.find_spec("pydawn"); \
+  print(os.path.join(list(s.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so"))'))
+RUN = WEBGPU_PATH=$(DAWN_LIB) $(PY)
+
+.PHONY: help setup test demo bench lint clean
+
+help:
+	@echo "make demo    set up, then render the demo scenes to out/ and print env-steps/s"
+	@echo "make test    set up, then run the test suite (PYTEST_ARGS='...' to pass options)"
+	@echo "make bench   run the benchmarks"
+	@echo "make lint    ruff check"
+	@echo "make setup   system packages (clang, lavapipe, Vulkan loader) + $(VENV) with '.[dev]' installed"
+	@echo "make clean   remove $(VENV), out/ and caches"
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml .ci/sysdeps
+	@bash .ci/sysdeps $(PYTHON)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "error: tinyxpbd needs Python >= 3.11; '$(PYTHON)' is $$($(PYTHON) -V 2>&1)." \
+	       "Run e.g. 'make PYTHON=python3.11 setup'." >&2; exit 1; }
+	@test -x $(PY) || { echo "creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "installing tinyxpbd[dev] into $(VENV)"
+	@PIP_DISABLE_PIP_VERSION_CHECK=1 $(PY) -m pip install -q --upgrade pip
+	@PIP_DISABLE_PIP_VERSION_CHECK=1 $(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+test: $(STAMP)
+	$(RUN) -m pytest -q -x $(PYTEST_ARGS)
+
+demo: $(STAMP)
+	$(RUN) -m engine demo
+
+bench: $(STAMP)
+	$(RUN) -m engine bench
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) out build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,11 @@
+"""tinyxpbd front door: scene loading, the simulator, envs, rendering. The only place that chooses a backend."""
+from engine.scene import SceneError, load_scene  # noqa: F401
+from oracle.types import Model, State  # noqa: F401
+
+
+def __getattr__(name):
+  # heavy pieces load on first use so `import engine` stays cheap
+  if name == "Simulator":
+    from engine.simulator import Simulator
+    return Simulator
+  raise AttributeError(f"module 'engine' has no attribute {name!r}")

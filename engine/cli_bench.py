@@ -1,0 +1,192 @@
+"""Throughput benchmark of the simulator (oracle backend), with each scene's physical check in the same run.
+
+Measured per (scene, batch): the JIT warm-up (tinygrad schedules, compiles and captures the step on the first two
+calls, so that time is reported on its own), then the median of 3 timed rollouts of `steps` env-steps each;
+env-steps/s = batch x steps / median seconds. The check is the largest joint anchor error [m] of the final state of
+the warm-up and of every timed run: how far the two sides of each joint have come apart (for distance joints, how far
+the anchors' separation is from the rest length). bench/bench_oracle.py and `python -m engine bench` run this module.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = ROOT / "scenes"
+RESULTS = ROOT / "bench" / "results.json"
+ANCHOR_TOL = 1e-3  # [m] a joint that opens by more than a millimetre over a short run is a solver bug, not drift
+# (scene, batch, steps): small batches are cheap per step, so they get more steps for a stable median
+DEFAULT_SET = (("pendulum", 1, 240), ("pendulum", 256, 240), ("pendulum", 4096, 120), ("chain", 64, 120))
+QUICK_SET = (("pendulum", 1, 8),)
+DEFAULT_BATCHES = {"pendulum": (1, 256, 4096), "chain": (64,)}
+
+
+def scene_path(scene) -> Path:
+  """A shipped scene's name ("pendulum") or a path to a scene file."""
+  p = Path(scene)
+  if p.suffix == ".json" or p.exists(): return p
+  return SCENES / f"{scene}.json"
+
+
+def joint_errors(model, body_pos: np.ndarray, body_quat: np.ndarray) -> np.ndarray:
+  """(B, njoint) anchor error [m] of a state: distance between the joint's anchor as carried by the parent frame
+  (the world frame, identity, for WORLD) and as carried by the child frame; for distance joints, how far that
+  distance is from the rest length. body_pos (B, nbody, 3), body_quat (B, nbody, 4)."""
+  from engine.npquat import quat_rotate
+  from oracle.types import WORLD
+  pos, quat = np.asarray(body_pos, np.float64), np.asarray(body_quat, np.float64)
+  B = pos.shape[0]
+  def per_env(t):  # parameters may carry a leading batch axis (domain randomisation)
+    a = t.numpy().astype(np.float64)
+    return np.broadcast_to(a, (B,) + a.shape[-2:]) if a.ndim >= 2 else np.broadcast_to(a, (B,) + a.shape[-1:])
+  a_par, a_chi, length = per_env(model.jnt_anchor_parent), per_env(model.jnt_anchor_child), per_env(model.jnt_length)
+  err = np.zeros((B, model.njoint))
+  for j in range(model.njoint):
+    p, c = model.jnt_parent[j], model.jnt_child[j]
+    w_par = a_par[:, j] if p == WORLD else pos[:, p] + quat_rotate(quat[:, p], a_par[:, j])
+    w_chi = pos[:, c] + quat_rotate(quat[:, c], a_chi[:, j])
+    gap = np.linalg.norm(w_par - w_chi, axis=-1)
+    err[:, j] = np.abs(gap - length[:, j]) if model.jnt_type[j] == "distance" else gap
+  return err
+
+
+def state_check(model, state) -> float:
+  """Largest joint anchor error [m] over envs and joints; inf when the state is not finite (the run blew up)."""
+  pos, quat = state.body_pos.numpy(), state.body_quat.numpy()
+  if not (np.isfinite(pos).all() and np.isfinite(quat).all()): return float("inf")
+  return float(joint_errors(model, pos, quat).max()) if model.njoint else 0.0
+
+
+def environment(device: str) -> dict:
+  cpu = platform.processor() or platform.machine()
+  try:
+    with open("/proc/cpuinfo") as f:
+      cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+  except OSError: pass
+  return {"backend": "oracle", "device": device, "tinygrad": metadata.version("tinygrad"), "numpy": np.__version__,
+          "python": platform.python_version(), "cpu_count": os.cpu_count(),
+          "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+          "cpu": cpu, "platform": platform.platform()}
+
+
+def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = "CPU", runs: int = 3) -> dict:
+  """Benchmark one scene at one batch size on the oracle backend; returns a JSON-serialisable dict.
+
+  compile_s: the first two rollouts of steps_per_call env-steps (TinyJit runs the function once, then captures it on
+  the second call; both schedule the whole step graph, which dominates). run_s: median of `runs` timed rollouts of
+  `steps` env-steps. kernels_per_step from tinygrad's GlobalCounters during the timed runs; us_per_kernel = wall
+  time per env-step / kernels per step, which at batch 1 is the per-kernel dispatch overhead."""
+  from tinygrad import Device
+  from tinygrad.helpers import GlobalCounters
+  from engine.scene import load_scene
+  from engine.simulator import Simulator
+  path = scene_path(scene)
+  model = load_scene(path, device=device)
+  sim = Simulator(model, batch=batch, device=device, steps_per_call=steps_per_call)
+  state = sim.reset(seed=0, noise=0.05 if batch > 1 else 0.0)
+  dev = Device[sim.device]
+  t0 = time.perf_counter()
+  for _ in range(2): state = sim.rollout(state, steps_per_call)
+  dev.synchronize()
+  compile_s = time.perf_counter() - t0
+  state = sim.rollout(state, steps)  # warm-up at the timed length (allocations, caches)
+  dev.synchronize()
+  worst = state_check(model, state)
+  times, kernels = [], 0
+  for _ in range(runs):
+    GlobalCounters.reset()
+    t0 = time.perf_counter()
+    state = sim.rollout(state, steps)
+    dev.synchronize()
+    times.append(time.perf_counter() - t0)
+    kernels += GlobalCounters.kernel_count
+    worst = max(worst, state_check(model, state))  # outside the timed region
+  run_s = statistics.median(times)
+  kps = kernels / (runs * steps)  # includes the one state copy per rollout, negligible over many steps
+  sim_seconds = float(state.time.numpy()[0])
+  return {"scene": model.name, "batch": batch, "steps": steps, "steps_per_call": steps_per_call,
+          "compile_s": compile_s, "run_s": run_s, "runs_s": times, "env_steps_per_s": batch * steps / run_s,
+          "kernels_per_step": kps, "us_per_kernel": 1e6 * run_s / steps / kps if kps else None,
+          "check": "max joint anchor error [m]", "max_anchor_err_m": worst, "check_tol_m": ANCHOR_TOL,
+          "check_ok": bool(worst <= ANCHOR_TOL), "sim_seconds": sim_seconds, **environment(str(sim.device))}
+
+
+def _fmt_rate(x: float) -> str:
+  return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.1f}k" if x >= 1e3 else f"{x:.0f}"
+
+
+def table(results: list[dict]) -> str:
+  """Markdown table of bench() results."""
+  head = ("scene", "batch", "steps", "steps/call", "compile [s]", "median run [s]", "env-steps/s", "kernels/step",
+          "us/kernel", "max anchor err [m]", "check")
+  rows = ["| " + " | ".join(head) + " |", "|" + "|".join(" --- " for _ in head) + "|"]
+  for r in results:
+    us = f"{r['us_per_kernel']:.1f}" if r["us_per_kernel"] is not None else "-"
+    rows.append(f"| {r['scene']} | {r['batch']} | {r['steps']} | {r['steps_per_call']} | {r['compile_s']:.1f} | "
+                f"{r['run_s']:.3f} | {_fmt_rate(r['env_steps_per_s'])} | {r['kernels_per_step']:.0f} | {us} | "
+                f"{r['max_anchor_err_m']:.2e} | {'ok' if r['check_ok'] else 'FAIL'} |")
+  return "\n".join(rows)
+
+
+def plan(scenes=None, batches=None, steps=None, quick=False) -> list[tuple[str, int, int]]:
+  """(scene, batch, steps) to run: the default (or quick) set, narrowed or widened by the options."""
+  base = QUICK_SET if quick else DEFAULT_SET
+  if scenes is None and batches is None:
+    return [(s, b, steps or n) for s, b, n in base]
+  out = []
+  for s in scenes or sorted({s for s, _, _ in base}, key=[s for s, _, _ in base].index):
+    for b in batches or DEFAULT_BATCHES.get(s, (1,)):
+      n = steps or (8 if quick else 240 if b <= 256 else 120)
+      out.append((s, b, n))
+  return out
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+  p.add_argument("--scenes", nargs="+", metavar="SCENE", help="scene names (scenes/NAME.json) or paths "
+                 "(default: pendulum x1, x256, x4096 and chain x64)")
+  p.add_argument("--batch", nargs="+", type=int, metavar="N", help="batch sizes (default: per scene)")
+  p.add_argument("--steps", type=int, metavar="N", help="env-steps per timed run (default: per batch)")
+  p.add_argument("--steps-per-call", type=int, default=1, metavar="K",
+                 help="env-steps fused into one JIT call (default 1; warm-up time grows ~linearly with K)")
+  p.add_argument("--device", default="CPU", help="tinygrad device (default CPU)")
+  p.add_argument("--quick", action="store_true", help="a tiny run (pendulum x1, 8 steps) to check that it works")
+  p.add_argument("--json", metavar="PATH", help=f"where to write the results (default {RESULTS.relative_to(ROOT)}; "
+                 "--quick writes none unless given)")
+
+
+def run(args) -> int:
+  todo = plan(args.scenes, args.batch, args.steps, args.quick)
+  for s, _, _ in todo:
+    if not scene_path(s).is_file():
+      print(f"error: scene {s!r}: no file {scene_path(s)}", file=sys.stderr)
+      return 2
+  results = []
+  for s, b, n in todo:
+    print(f"bench: {s} x{b}, {n} steps (first calls compile)...", flush=True)
+    results.append(bench(s, b, n, args.steps_per_call, args.device))
+  env = {k: results[0][k] for k in ("backend", "device", "tinygrad", "numpy", "python", "cpu_count", "cpu")}
+  print()
+  print(table(results))
+  print()
+  print(", ".join(f"{k} {v}" for k, v in env.items()))
+  out = args.json or (None if args.quick else RESULTS)
+  if out:
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps({"results": results, "environment": env}, indent=1) + "\n")
+    print(f"wrote {out}")
+  return 0 if all(r["check_ok"] for r in results) else 1
+
+
+def main(argv=None) -> int:
+  p = argparse.ArgumentParser(prog="bench_oracle", description="Oracle-backend throughput (env-steps/s).")
+  add_arguments(p)
+  return run(p.parse_args(argv))

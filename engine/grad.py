@@ -1,0 +1,68 @@
+"""Reverse mode through long rollouts: checkpoint every substep, then chain one vector-Jacobian product per substep.
+
+A lazy tinygrad graph of a 1 s rollout has S * 240 substeps; scheduling it takes far too long. Here the forward pass
+stores the packed state before every substep (13 numbers per body per env per substep) and the backward pass runs,
+from the last substep to the first, a jitted function that recomputes one substep and applies tinygrad's autograd
+to it (`Tensor.gradient` with the incoming adjoint). Every gradient is tinygrad's own; only the chain rule across
+substeps is written here. Model parameters are differentiated by name (fields of Model) and summed over substeps.
+"""
+from __future__ import annotations
+from tinygrad import Tensor, TinyJit
+from oracle.packed import pack_state, unpack_state
+from oracle.step import substep
+from oracle.types import State
+from oracle.velocity import has_damping
+
+
+class RolloutGrad:
+  """Jitted forward and per-substep VJP for one model. wrt: names of Model tensor fields to differentiate."""
+
+  def __init__(self, model, wrt: tuple[str, ...] = ()):
+    for name in wrt:
+      if not isinstance(getattr(model, name, None), Tensor): raise ValueError(f"wrt: {name!r} is not a Model tensor field")
+    self.model, self.wrt = model, tuple(wrt)
+    self.h, self.damping = model.dt / model.substeps, has_damping(model)
+    Tensor.realize(*model.tensors().values())
+    self._fwd = TinyJit(lambda p: substep(self.model, p, self.h, self.damping).realize())
+    self._vjp = TinyJit(self._vjp_fn)
+
+  def _vjp_fn(self, packed: Tensor, adj: Tensor):
+    out = substep(self.model, packed, self.h, self.damping)
+    params = [getattr(self.model, n) for n in self.wrt]
+    grads = out.gradient(packed, *params, gradient=adj)
+    return tuple(g.realize() for g in grads)
+
+  def forward(self, state: State, steps: int) -> tuple[State, list[Tensor]]:
+    """Final state and the checkpoints (the packed state before each substep)."""
+    packed = pack_state(state).contiguous().realize()
+    checkpoints = []
+    for _ in range(steps * self.model.substeps):
+      checkpoints.append(packed.clone().realize())   # the JIT reuses its output buffer
+      packed = self._fwd(packed)
+    return unpack_state(packed.clone().realize(), (state.time + steps * self.model.dt).realize()), checkpoints
+
+  def backward(self, checkpoints: list[Tensor], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+    """d loss / d (initial packed state) and d loss / d param for each wrt name, given d loss / d (final packed)."""
+    adj = adj_final.clone().realize()
+    totals = {n: None for n in self.wrt}
+    for packed in reversed(checkpoints):
+      adj, *gp = self._vjp(packed, adj)
+      adj = adj.clone().realize()
+      for n, g in zip(self.wrt, gp):
+        totals[n] = g.clone().realize() if totals[n] is None else (totals[n] + g).realize()
+    return adj, totals
+
+
+def rollout_grad(model, state: State, steps: int, loss_fn, wrt: tuple[str, ...] = ()):
+  """Value and gradient of loss_fn(final_state) -> scalar Tensor after `steps` env-steps.
+
+  Returns (loss, d loss/d initial state as a State of adjoints (time: zeros), {param name: d loss / d param}).
+  loss_fn must be differentiable by tinygrad; it sees a lazy State built from the final packed tensor.
+  """
+  rg = RolloutGrad(model, wrt)
+  final, checkpoints = rg.forward(state, steps)
+  packed = pack_state(final).contiguous().realize()
+  loss = loss_fn(unpack_state(packed, final.time))
+  (adj_final,) = loss.gradient(packed)
+  adj0, params = rg.backward(checkpoints, adj_final)
+  return loss.realize(), unpack_state(adj0, final.time.zeros_like()), params

@@ -1,0 +1,175 @@
+"""Scene loading: JSON file or dict -> validated dict -> Model (docs/scenes.md describes the format).
+
+Everything is computed in float64 numpy and converted to Tensors once at the end. The scene gives each body's
+pose in a user frame of its choice; the Model's body frame is the inertial frame (centre of mass, principal axes),
+so geom poses, joint anchors and axes are re-expressed here, once, and the solver never sees the user frame.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from tinygrad import Tensor, dtypes
+from tinygrad.dtype import DType, _to_np_dtype
+
+from engine.mass import body_mass, principal_axes
+from engine.npquat import mat_to_quat, quat_canon, quat_conj, quat_mul, quat_rotate, quat_to_mat
+from engine.scene_schema import SceneError, read_scene, show, validate
+from oracle.types import WORLD, Model
+
+__all__ = ["SceneError", "load_scene", "load_scene_dict", "mat_to_quat", "quat_conj", "quat_mul", "quat_to_mat"]
+
+
+def load_scene_dict(src) -> dict:
+  """Validate a scene (path to a JSON file, or an already parsed dict) and return it with every default filled in.
+
+  The result is a fresh JSON-serialisable dict in the same format (validating it again gives the same dict). It
+  carries what the Model has no field for, such as "camera" (absent when the scene sets none) and geom names.
+  Raises SceneError for any problem; the message starts with the field path.
+  """
+  raw, default_name = read_scene(src)
+  return validate(raw, default_name)
+
+
+def load_scene(src, dtype: DType | None = None, device: str | None = None) -> Model:
+  """Load a scene (path to a JSON file, or a dict) into a Model whose tensors have `dtype` (default float32) on
+  `device` (default: tinygrad's default device). Raises SceneError for any problem in the scene."""
+  dtype = dtypes.float32 if dtype is None else dtype
+  return build_model(load_scene_dict(src), dtype, device)
+
+
+def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None = None) -> Model:
+  """Model from a dict returned by load_scene_dict."""
+  with np.errstate(all="ignore"):  # overflow from absurd but finite inputs is reported by _check_finite instead
+    arrays, geom_paths = _bodies_and_geoms(scene)
+    arrays.update(_joints(scene, arrays["body_pos0"], arrays["body_quat0"]))
+    arrays["gravity"] = np.array(scene["gravity"])
+  bodies, joints = scene["bodies"], scene["joints"]
+  np_dtype = _to_np_dtype(dtype) if dtype in (dtypes.float16, dtypes.float32, dtypes.float64) else np.float64
+  _check_finite(arrays, np_dtype, geom_paths)
+  tensors = {k: Tensor(np.ascontiguousarray(a, dtype=np_dtype), dtype=dtype, device=device) for k, a in arrays.items()}
+  return Model(
+    name=scene["name"], nbody=len(bodies), ngeom=len(geom_paths), njoint=len(joints),
+    body_name=tuple(b["name"] for b in bodies),
+    geom_type=tuple(g["type"] for g in scene["world"]["geoms"]) + tuple(g["type"] for b in bodies for g in b["geoms"]),
+    geom_body=(WORLD,) * len(scene["world"]["geoms"]) + tuple(i for i, b in enumerate(bodies) for _ in b["geoms"]),
+    jnt_name=tuple(j["name"] for j in joints), jnt_type=tuple(j["type"] for j in joints),
+    jnt_parent=tuple(WORLD if j["parent"] == "world" else _body_index(bodies, j["parent"]) for j in joints),
+    jnt_child=tuple(_body_index(bodies, j["child"]) for j in joints),
+    dt=scene["dt"], substeps=scene["substeps"], iterations=scene["iterations"], relaxation=scene["relaxation"],
+    **tensors)
+
+
+def _body_index(bodies, name) -> int:
+  return next(i for i, b in enumerate(bodies) if b["name"] == name)
+
+
+def _geom_size(g) -> list[float]:
+  # the Model's size row: sphere (r,0,0), capsule (r,h,0), box (hx,hy,hz); a plane is infinite (extent: render only)
+  return [0.0, 0.0, 0.0] if g["type"] == "plane" else (g["size"] + [0.0, 0.0])[:3]
+
+
+def _bodies_and_geoms(scene) -> tuple[dict[str, np.ndarray], list[str]]:
+  """Body inertial frames and mass properties, and every geom re-expressed in its body's inertial frame.
+
+  Geom order: world geoms first, then each body's geoms in body order."""
+  pos0, quat0, inv_mass, inv_inertia = [], [], [], []
+  g_pos, g_quat, g_size, g_fric, g_rest, g_rgba, paths = [], [], [], [], [], [], []
+
+  def add_geom(g, pos, quat, path):
+    g_pos.append(pos), g_quat.append(quat), g_size.append(_geom_size(g)), paths.append(path)
+    g_fric.append(g["friction"]), g_rest.append(g["restitution"]), g_rgba.append(g["rgba"])
+
+  for k, g in enumerate(scene["world"]["geoms"]):  # static geoms stay in the world frame
+    add_geom(g, g["pos"], g["quat"], f"world.geoms[{k}]")
+  for i, b in enumerate(scene["bodies"]):
+    path = f"bodies[{i}]"
+    mass, com, inertia = body_mass((g["type"], g["size"], g["density"], g["pos"], g["quat"]) for g in b["geoms"])
+    if "mass" in b:  # the total mass overrides the density-derived one; the shape of the distribution is kept
+      inertia, mass = inertia * (b["mass"] / mass), b["mass"]
+    if not (math.isfinite(mass) and mass > 0 and np.isfinite(com).all() and np.isfinite(inertia).all()):
+      raise SceneError(f"{path}: mass properties are not finite and positive (mass={mass:.6g} kg, centre of mass "
+                       f"{show(com.tolist())}); check the geom sizes, densities and \"mass\"")
+    if "inertia" in b:  # given principal moments about the centre of mass, in the user axes: no rotation needed
+      moments, q_principal = np.array(b["inertia"]), np.array([1.0, 0.0, 0.0, 0.0])
+    else:
+      moments, q_principal = principal_axes(inertia)
+    if not (np.isfinite(moments).all() and moments.min() > 0):
+      raise SceneError(f"{path}: principal moments of inertia {show(moments.tolist())} kg m^2 are not positive; "
+                       "check the geom sizes, densities and \"mass\"")
+    q_user = np.array(b["quat"])
+    pos0.append(np.array(b["pos"]) + quat_rotate(q_user, com))
+    quat0.append(quat_canon(quat_mul(q_user, q_principal)))
+    inv_mass.append(1.0 / mass), inv_inertia.append(1.0 / moments)
+    q_inv = quat_conj(q_principal)  # user frame -> inertial frame
+    for k, g in enumerate(b["geoms"]):
+      add_geom(g, quat_rotate(q_inv, np.array(g["pos"]) - com), quat_canon(quat_mul(q_inv, g["quat"])),
+               f"{path}.geoms[{k}]")
+  arrays = {"body_inv_mass": (inv_mass, 0), "body_inv_inertia": (inv_inertia, 3), "body_pos0": (pos0, 3),
+            "body_quat0": (quat0, 4), "body_vel0": ([b["vel"] for b in scene["bodies"]], 3),
+            "body_angvel0": ([b["angvel"] for b in scene["bodies"]], 3), "geom_pos": (g_pos, 3),
+            "geom_quat": (g_quat, 4), "geom_size": (g_size, 3), "geom_friction": (g_fric, 0),
+            "geom_restitution": (g_rest, 0), "geom_rgba": (g_rgba, 4)}
+  out = {k: _stack(v, width) for k, (v, width) in arrays.items()}
+  return out, paths
+
+
+def _perpendicular(axis: np.ndarray) -> np.ndarray:
+  """A fixed unit vector normal to a unit axis: the least aligned basis vector, Gram-Schmidt projected."""
+  e = np.eye(3)[int(np.argmin(np.abs(axis)))]
+  ref = e - (e @ axis) * axis
+  return ref / np.linalg.norm(ref)
+
+
+def _joints(scene, body_pos0: np.ndarray, body_quat0: np.ndarray) -> dict[str, np.ndarray]:
+  """Joint frames in each body's inertial frame, from world-frame anchors and axes at the initial pose."""
+  names = [b["name"] for b in scene["bodies"]]
+  rows: dict[str, list] = {k: [] for k in ("jnt_anchor_parent", "jnt_anchor_child", "jnt_axis_parent",
+                                           "jnt_axis_child", "jnt_ref_parent", "jnt_ref_child", "jnt_relquat",
+                                           "jnt_range", "jnt_limited", "jnt_compliance", "jnt_damping", "jnt_length")}
+
+  def frame(name):  # (position, orientation) of a joint side's frame at the initial pose
+    if name == "world": return np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+    i = names.index(name)
+    return body_pos0[i], body_quat0[i]
+
+  for j in scene["joints"]:
+    (p_pos, p_quat), (c_pos, c_quat) = frame(j["parent"]), frame(j["child"])
+    p_inv, c_inv = quat_conj(p_quat), quat_conj(c_quat)
+    if j["type"] == "distance":
+      a_par, a_chi, length = np.array(j["anchor_parent"]), np.array(j["anchor_child"]), j["length"]
+    else:
+      a_par = a_chi = np.array(j["anchor"])
+      length = 0.0
+    # hinge: its axis; other types: a harmless fixed frame, so every joint row has the same layout
+    axis = np.array(j["axis"]) if j["type"] == "hinge" else np.array([0.0, 0.0, 1.0])
+    ref = _perpendicular(axis) if j["type"] == "hinge" else np.array([1.0, 0.0, 0.0])
+    rows["jnt_anchor_parent"].append(quat_rotate(p_inv, a_par - p_pos))
+    rows["jnt_anchor_child"].append(quat_rotate(c_inv, a_chi - c_pos))
+    rows["jnt_axis_parent"].append(quat_rotate(p_inv, axis)), rows["jnt_axis_child"].append(quat_rotate(c_inv, axis))
+    rows["jnt_ref_parent"].append(quat_rotate(p_inv, ref)), rows["jnt_ref_child"].append(quat_rotate(c_inv, ref))
+    rows["jnt_relquat"].append(quat_canon(quat_mul(p_inv, c_quat)))
+    rows["jnt_range"].append(j.get("range", [-math.pi, math.pi]))
+    rows["jnt_limited"].append(1.0 if "range" in j else 0.0)
+    rows["jnt_compliance"].append(j["compliance"]), rows["jnt_damping"].append(j["damping"])
+    rows["jnt_length"].append(length)
+  width = {"jnt_relquat": 4, "jnt_range": 2, "jnt_limited": 0, "jnt_compliance": 0, "jnt_damping": 0, "jnt_length": 0}
+  return {k: _stack(v, width.get(k, 3)) for k, v in rows.items()}
+
+
+def _stack(rows: list, width: int) -> np.ndarray:
+  """(n, width) float64 array, (n,) for width 0; keeps the shape when there are no rows."""
+  return np.array(rows, np.float64).reshape((len(rows), width) if width else (len(rows),))
+
+
+def _check_finite(arrays: dict[str, np.ndarray], np_dtype, geom_paths: list[str]):
+  """Every value must be finite in the target dtype, else name the scene element it came from."""
+  for k, a in arrays.items():
+    with np.errstate(all="ignore"):
+      bad = ~np.isfinite(a.astype(np_dtype))
+    if not bad.any(): continue
+    row = int(np.argwhere(bad)[0][0]) if bad.ndim else 0
+    where = (k if k == "gravity" else f"bodies[{row}]" if k.startswith("body_") else
+             geom_paths[row] if k.startswith("geom_") else f"joints[{row}]")
+    raise SceneError(f"{where}: {k} = {show(a[row].tolist() if a.ndim else float(a))} does not fit in "
+                     f"{np.dtype(np_dtype).name}; the scene's numbers are too large or too small")

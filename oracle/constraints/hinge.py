@@ -1,0 +1,35 @@
+"""Hinge joint: ball attachment, axis alignment, optional angle limits (M20 sec. 3.4.1 and Alg. 3)."""
+from oracle.constraints import register, jvec, jscalar
+from oracle.constraints.ball import attach
+from oracle.math3 import atan2, take
+from oracle.xpbd import EPS, angular, apply, chain
+
+
+def hinge_angle(model, jidx, s1, s2):
+  """Signed angle [rad] of the child about the hinge axis, from the parent's reference vector to the child's."""
+  a = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
+  n1 = s1.q.rotate(jvec(model, "jnt_ref_parent", jidx))
+  n2 = s2.q.rotate(jvec(model, "jnt_ref_child", jidx))
+  return atan2(n1.cross(n2).dot(a), n1.dot(n2)), a
+
+
+@register("hinge", nlam=5)
+def hinge(model, jidx, s1, s2, lam, h):
+  # 1. align the axes: body 2 turns about a2 x a1, which carries a2 onto a1 (M20 eq. 20); always rigid
+  a1 = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
+  a2 = s2.q.rotate(jvec(model, "jnt_axis_child", jidx))
+  theta, n, active = a2.cross(a1).norm_dir(EPS)
+  align, l_align = angular(s1, s2, n, theta, active, lam[0], 0.0)
+  s1, s2 = apply(s1, s2, align)
+  # 2. limits (M20 Alg. 3): when the angle leaves [lo, hi], turn body 2 about the axis by (target - angle)
+  phi, axis = hinge_angle(model, jidx, s1, s2)
+  rng = take(model.jnt_range, jidx, axis=-2)
+  lo, hi = rng[..., 0], rng[..., 1]
+  target = phi.maximum(lo).minimum(hi)
+  violated = (jscalar(model, "jnt_limited", jidx) > 0) & ((phi < lo) | (phi > hi))
+  limit, l_limit = angular(s1, s2, axis, target - phi, violated, lam[1], 0.0)
+  s1, s2 = apply(s1, s2, limit)
+  # 3. attach the anchors
+  pos, l_pos = attach(model, jidx, s1, s2, lam[2:5], h)
+  return chain(align, limit, pos), (l_align, l_limit, *l_pos)
+

@@ -1,0 +1,89 @@
+"""Model, State and Control: the data model shared by the oracle, the WGSL kernel and the front door.
+
+Struct of arrays, batch first. Static topology (counts, types, parent/child indices) is plain Python so that
+the oracle can build fixed-shape gathers at trace time; every physical parameter is a Tensor so gradients can
+flow to it. Names follow `<object>_<field>` and are the same in the WGSL kernel (DESIGN.md sec. 2).
+"""
+from __future__ import annotations
+from dataclasses import dataclass, fields, replace
+from tinygrad import Tensor
+
+GEOM_TYPES = ("plane", "sphere", "capsule", "box")
+JOINT_TYPES = ("ball", "hinge", "fixed", "distance")
+WORLD = -1  # parent index of a joint attached to the world, body index of a world (static) geom
+
+
+@dataclass(frozen=True)
+class Model:
+  """Static description of one scene. Parameters may carry a leading batch axis (domain randomisation)."""
+  # --- static (Python) ---
+  name: str
+  nbody: int
+  ngeom: int
+  njoint: int
+  body_name: tuple[str, ...]
+  geom_type: tuple[str, ...]      # one of GEOM_TYPES
+  geom_body: tuple[int, ...]      # owning body, WORLD for static geoms (the ground)
+  jnt_name: tuple[str, ...]
+  jnt_type: tuple[str, ...]       # one of JOINT_TYPES
+  jnt_parent: tuple[int, ...]     # body index or WORLD
+  jnt_child: tuple[int, ...]      # body index
+  dt: float                       # [s] one step
+  substeps: int                   # XPBD substeps per step (M20 Alg. 2)
+  iterations: int                 # Jacobi iterations per substep
+  relaxation: float               # Jacobi averaging relaxation factor (1 = plain average)
+  # --- tensors ---
+  gravity: Tensor                 # (3,) [m/s^2]
+  body_inv_mass: Tensor           # (nbody,) [1/kg], 0 for a kinematic body
+  body_inv_inertia: Tensor        # (nbody, 3) [1/(kg m^2)], principal axes: the body frame is the inertial frame
+  geom_pos: Tensor                # (ngeom, 3) [m] in the body frame (world frame for WORLD geoms)
+  geom_quat: Tensor               # (ngeom, 4) (w,x,y,z) in the body frame
+  geom_size: Tensor               # (ngeom, 3) [m] sphere (r,0,0); capsule (r, half length along z, 0); box half extents; plane 0
+  geom_friction: Tensor           # (ngeom,) Coulomb coefficient
+  geom_restitution: Tensor        # (ngeom,) in [0, 1]
+  geom_rgba: Tensor               # (ngeom, 4) colour for rendering
+  jnt_anchor_parent: Tensor       # (njoint, 3) [m] attachment point in the parent frame (world frame for WORLD)
+  jnt_anchor_child: Tensor        # (njoint, 3) [m] attachment point in the child frame
+  jnt_axis_parent: Tensor         # (njoint, 3) unit hinge axis in the parent frame
+  jnt_axis_child: Tensor          # (njoint, 3) unit hinge axis in the child frame
+  jnt_ref_parent: Tensor          # (njoint, 3) unit vector normal to the axis, parent frame; zero angle when aligned
+  jnt_ref_child: Tensor           # (njoint, 3) the same vector in the child frame at the initial pose
+  jnt_relquat: Tensor             # (njoint, 4) child orientation relative to the parent at rest (fixed joints)
+  jnt_range: Tensor               # (njoint, 2) [rad] hinge angle limits
+  jnt_limited: Tensor             # (njoint,) 1.0 where the hinge limit is active, else 0.0
+  jnt_compliance: Tensor          # (njoint,) [m/N] or [rad/(N m)] XPBD compliance alpha (0 = rigid)
+  jnt_damping: Tensor             # (njoint,) [N m s/rad] angular damping about the joint (velocity pass)
+  jnt_length: Tensor              # (njoint,) [m] rest length of distance joints
+  body_pos0: Tensor               # (nbody, 3) [m] initial centre of mass
+  body_quat0: Tensor              # (nbody, 4) initial orientation of the inertial frame
+  body_vel0: Tensor               # (nbody, 3) [m/s]
+  body_angvel0: Tensor            # (nbody, 3) [rad/s] world frame
+
+  def body_index(self, name: str) -> int: return _index(self.body_name, name, "body")
+  def joint_index(self, name: str) -> int: return _index(self.jnt_name, name, "joint")
+  def joints_of_type(self, kind: str) -> tuple[int, ...]:
+    return tuple(i for i, t in enumerate(self.jnt_type) if t == kind)
+  def tensors(self) -> dict[str, Tensor]:
+    return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), Tensor)}
+  def replace(self, **kw) -> Model: return replace(self, **kw)
+
+
+@dataclass(frozen=True)
+class State:
+  """Per-env dynamic state, batch first. Positions are centres of mass; orientations are of the inertial frame."""
+  body_pos: Tensor                # (B, nbody, 3) [m]
+  body_quat: Tensor               # (B, nbody, 4) (w,x,y,z), unit
+  body_vel: Tensor                # (B, nbody, 3) [m/s]
+  body_angvel: Tensor             # (B, nbody, 3) [rad/s] world frame
+  time: Tensor                    # (B,) [s]
+
+  def tensors(self) -> tuple[Tensor, ...]: return tuple(getattr(self, f.name) for f in fields(self))
+  def realize(self) -> State:
+    Tensor.realize(*self.tensors())
+    return self
+  def replace(self, **kw) -> State: return replace(self, **kw)
+
+
+def _index(names: tuple[str, ...], name: str, kind: str) -> int:
+  if name not in names: raise KeyError(f"no {kind} named {name!r}; {kind}s are {list(names)}")
+  return names.index(name)

@@ -1,0 +1,49 @@
+"""Shared test helpers: joint errors in numpy, pendulum initial states, exact periods."""
+from __future__ import annotations
+import math
+import numpy as np
+from engine.npquat import quat_mul, quat_rotate
+
+SCENES = __import__("pathlib").Path(__file__).resolve().parent.parent / "scenes"
+
+
+def anchor_errors(model, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
+  """|p_parent - p_child| [m] per env and joint for ball/hinge/fixed joints: (B, njoint) (0 for distance joints)."""
+  ap, ac = model.jnt_anchor_parent.numpy().astype(np.float64), model.jnt_anchor_child.numpy().astype(np.float64)
+  errs = np.zeros((pos.shape[0], model.njoint))
+  for j, (p, c, kind) in enumerate(zip(model.jnt_parent, model.jnt_child, model.jnt_type)):
+    if kind == "distance": continue
+    w1 = ap[j] if p < 0 else pos[:, p] + quat_rotate(quat[:, p], np.broadcast_to(ap[j], pos[:, p].shape))
+    w2 = pos[:, c] + quat_rotate(quat[:, c], np.broadcast_to(ac[j], pos[:, c].shape))
+    errs[:, j] = np.linalg.norm(w1 - w2, axis=-1)
+  return errs
+
+
+def axis_angle(axis, angle: float) -> np.ndarray:
+  a = np.asarray(axis, np.float64) / np.linalg.norm(axis)
+  return np.concatenate([[math.cos(angle / 2)], a * math.sin(angle / 2)])
+
+
+def swing_to(model, angle: float, anchor=(0.0, 0.0, 2.0), axis=(0.0, 1.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+  """Pose (pos, quat) of a one-body pendulum's bob rotated rigidly about the hinge so its COM makes `angle` [rad] with
+  the downward vertical (positive towards +x), joint satisfied exactly."""
+  anchor = np.asarray(anchor, np.float64)
+  p0, q0 = model.body_pos0.numpy()[0].astype(np.float64), model.body_quat0.numpy()[0].astype(np.float64)
+  angle0 = math.atan2(p0[0] - anchor[0], anchor[2] - p0[2])
+  dq = axis_angle(axis, -(angle - angle0))  # a positive turn about +y carries +z towards +x, lowering the angle
+  return anchor + quat_rotate(dq, p0 - anchor), quat_mul(dq, q0)
+
+
+def elliptic_period(small_period: float, amplitude: float) -> float:
+  """Exact period of a pendulum of small-angle period T0 at amplitude theta0: T = T0 * 2 K(sin(theta0/2)) / pi,
+  with K the complete elliptic integral of the first kind by the arithmetic-geometric mean."""
+  a, b = 1.0, math.cos(amplitude / 2)
+  for _ in range(30): a, b = (a + b) / 2, math.sqrt(a * b)
+  return small_period / a
+
+
+def crossing_times(t: np.ndarray, y: np.ndarray, level: float = 0.0) -> np.ndarray:
+  """Times where y crosses `level` (either direction), linearly interpolated between samples."""
+  s = np.sign(y - level)
+  i = np.nonzero(s[:-1] * s[1:] < 0)[0]
+  return t[i] + (level - y[i]) * (t[i + 1] - t[i]) / (y[i + 1] - y[i])

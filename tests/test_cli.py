@@ -1,0 +1,68 @@
+"""Command line (`python -m engine`): info, render, error handling, bench. Only the pendulum is simulated (every new
+scene or batch size costs ~15 s of JIT warm-up on a small CPU), and commands run in-process through main(argv)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import imageio.v3 as iio
+import pytest
+
+from engine.__main__ import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PENDULUM = str(ROOT / "scenes" / "pendulum.json")
+
+
+def test_cli_info_pendulum(capsys):
+  assert main(["info", PENDULUM]) == 0
+  out = capsys.readouterr().out
+  assert "pendulum" in out and "nbody:       1" in out and "1 hinge" in out and "bob" in out
+  assert "total mass:  1 kg" in out
+
+
+def test_cli_render_pendulum_gif(tmp_path, capsys):
+  gif = tmp_path / "p.gif"
+  assert main(["render", PENDULUM, "-o", str(gif), "--seconds", "0.2", "--fps", "10", "--width", "96",
+               "--height", "72"]) == 0
+  frames = iio.imread(gif, index=None)
+  assert frames.shape == (2, 72, 96, 3)  # 0.2 s at 10 fps; the bob swings, so no two frames are merged
+  assert (frames[0] != frames[1]).any()
+  out = capsys.readouterr().out
+  assert "2 frames" in out and str(gif) in out
+
+
+@pytest.mark.parametrize("content", [None, "{not json", json.dumps({"bodies": [{"name": "a"}]})],
+                         ids=["missing", "invalid_json", "invalid_scene"])
+def test_cli_bad_scene_exit_2(tmp_path, capsys, content):
+  path = tmp_path / "scene.json"
+  if content is not None: path.write_text(content)
+  for cmd in (["info", str(path)], ["render", str(path), "-o", str(tmp_path / "x.gif")]):
+    assert main(cmd) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and ("scene.json" in err or "bodies[0]" in err)
+    assert "Traceback" not in err
+  assert not (tmp_path / "x.gif").exists()
+
+
+def test_cli_errors_no_traceback_subprocess(tmp_path):
+  bad = tmp_path / "bad.json"
+  bad.write_text(json.dumps({"bodies": [{"name": "a", "pos": [0, 0, 1], "geoms": [{"type": "sphere", "size": [-1]}]}]}))
+  env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+  for scene in (tmp_path / "missing.json", bad):
+    p = subprocess.run([sys.executable, "-m", "engine", "render", str(scene), "-o", str(tmp_path / "x.gif")],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("error: ") and "Traceback" not in p.stderr
+
+
+def test_cli_bench_quick(tmp_path, capsys):
+  out_json = tmp_path / "results.json"
+  assert main(["bench", "--quick", "--json", str(out_json)]) == 0
+  out = capsys.readouterr().out
+  rows = [ln for ln in out.splitlines() if ln.startswith("| pendulum | 1 |")]
+  assert len(rows) == 1 and rows[0].rstrip().endswith("| ok |")
+  res = json.loads(out_json.read_text())["results"][0]
+  assert res["env_steps_per_s"] > 0 and res["compile_s"] > 0 and res["check_ok"]
+  assert res["tinygrad"] and res["cpu_count"] >= 1 and res["backend"] == "oracle"

@@ -1,0 +1,70 @@
+"""Analytic targets for the joint scenes (DESIGN sec. 7): chain drift, compliant hang, free fall, free rotation."""
+import numpy as np
+import pytest
+import engine
+from engine.npquat import quat_rotate
+from engine.scene import load_scene_dict
+from helpers import SCENES, anchor_errors
+
+G = 9.81
+
+
+def record(scene, seconds, every=1, batch=1, edit=None):
+  d = load_scene_dict(SCENES / f"{scene}.json")
+  if edit: edit(d)
+  model = engine.load_scene(d)
+  sim = engine.Simulator(model, batch=batch)
+  _, frames = sim.rollout(sim.reset(), int(round(seconds / model.dt)), record_every=every)
+  t = np.array([f.time.numpy()[0] for f in frames])
+  return model, t, np.stack([f.body_pos.numpy() for f in frames]), np.stack([f.body_quat.numpy() for f in frames]), frames
+
+
+def test_verify_chain_constraint_drift():
+  """10 ball-jointed links swinging for 10 s: every joint's anchor error stays below 1 mm."""
+  model, _, pos, quat, _ = record("chain", 10.0, every=4)
+  errs = np.stack([anchor_errors(model, pos[k].astype(np.float64), quat[k].astype(np.float64)) for k in range(len(pos))])
+  assert errs.max() < 1e-3, f"max joint error {errs.max():.2e} m"
+  assert pos[:, 0, -1, 2].min() < 1.4, "the chain did not swing down"   # it moved: not a frozen simulation
+
+
+def test_verify_compliant_hang_stretch():
+  """Released at rest length, an undamped compliant hang oscillates between 0 and 2 alpha m g: its centre is the
+  static stretch alpha m g (harmonic oscillator)."""
+  model, _, pos, quat, _ = record("compliant_hang", 2.0)
+  alpha, m = model.jnt_compliance.numpy()[0], 1.0 / model.body_inv_mass.numpy()[0]
+  a_par, a_chi, rest = model.jnt_anchor_parent.numpy()[0], model.jnt_anchor_child.numpy()[0], model.jnt_length.numpy()[0]
+  tip = pos[:, 0, 0].astype(np.float64) + quat_rotate(quat[:, 0, 0].astype(np.float64), np.broadcast_to(a_chi, (len(pos), 3)))
+  stretch = np.linalg.norm(tip - a_par, axis=-1) - rest
+  centre = 0.5 * (stretch.max() + stretch.min())
+  assert abs(centre / (alpha * m * G) - 1) < 0.02, (centre, alpha * m * G)
+
+
+def test_verify_free_fall():
+  """No joints: z_N = z0 + v0 t - g t^2/2 - g h t/2 exactly for semi-implicit Euler with substep h (the bias)."""
+  def edit(d):
+    d["joints"] = []
+    d["bodies"][0]["vel"] = [1.0, 0.5, 3.0]
+  model, t, pos, _, _ = record("pendulum", 1.0, every=24, edit=edit)
+  x0, h = model.body_pos0.numpy()[0].astype(np.float64), model.dt / model.substeps
+  expect = x0 + np.outer(t, [1.0, 0.5, 3.0]) + np.outer(-0.5 * G * t ** 2 - 0.5 * G * h * t, [0, 0, 1])
+  assert np.abs(pos[:, 0, 0] - expect).max() < 2e-5
+  assert 0.5 * G * h * t[-1] < 1.1e-3   # the bias the target allows is small: g h t / 2 ~ 1 mm after 1 s
+
+
+def test_verify_free_rotation_conserves_angular_momentum():
+  """A torque-free asymmetric box spinning near its stable axis: world angular momentum L = R I R^T w is conserved
+  (the gyroscopic term of M20 eq. 27); kinetic energy too, within the integrator's O(h) drift."""
+  def edit(d):
+    d["joints"], d["gravity"] = [], [0.0, 0.0, 0.0]
+    d["bodies"][0]["geoms"] = [{"type": "box", "size": [0.1, 0.2, 0.3]}]
+    d["bodies"][0]["angvel"] = [0.3, 0.2, 4.0]
+  model, _, _, quat, frames = record("pendulum", 2.0, every=12, edit=edit)
+  inertia = 1.0 / model.body_inv_inertia.numpy()[0].astype(np.float64)
+  w = np.stack([f.body_angvel.numpy()[0, 0] for f in frames]).astype(np.float64)
+  q = quat[:, 0, 0].astype(np.float64)
+  from engine.npquat import quat_conj
+  wb = quat_rotate(quat_conj(q), w)
+  L = quat_rotate(q, wb * inertia)
+  E = 0.5 * (wb * wb * inertia).sum(-1)
+  assert np.abs(L - L[0]).max() / np.linalg.norm(L[0]) < 2e-3
+  assert abs(E[-1] / E[0] - 1) < 2e-3
