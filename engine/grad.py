@@ -25,6 +25,7 @@ class RolloutGrad:
     Tensor.realize(*model.tensors().values())
     self._fwd = TinyJit(lambda p: substep(self.model, p, self.h, self.damping).realize())
     self._vjp = TinyJit(self._vjp_fn)
+    self._fwd.cnt = self._vjp.cnt = 1   # capture on the first call (see engine/simulator.py Simulator._runner)
 
   def _vjp_fn(self, packed: Tensor, adj: Tensor):
     out = substep(self.model, packed, self.h, self.damping)

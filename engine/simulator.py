@@ -15,7 +15,8 @@ class Simulator:
 
   model: from engine.load_scene. backend: "oracle" (pure tinygrad; the WGSL kernel backend is upcoming).
   device: tinygrad device of the model's tensors (default: where the model lives).
-  steps_per_call: env-steps fused into one TinyJit call; amortises ~1 ms of Python per call at small batch.
+  steps_per_call: env-steps fused into one TinyJit call; amortises ~1 ms of Python per call at small batch, but the
+    first call's compile time grows with it (tinygrad schedules every substep), so keep it 1 unless steps are many.
   differentiable: when True, step() builds a lazy graph (no JIT) so Tensor.gradient flows to the input state and the
   model's parameters; use it for a few steps. For long horizons use engine.grad.rollout_grad (checkpointed reverse
   mode, one jitted vector-Jacobian product per substep).
@@ -73,8 +74,20 @@ class Simulator:
       def run(packed: Tensor, time: Tensor):
         for _ in range(k): packed = step_packed(model, packed, damping, eager=True)
         return packed.realize(), (time + k * model.dt).realize()
-      self._jit[k] = TinyJit(run)
+      jit = TinyJit(run)
+      # capture on the first call: TinyJit otherwise runs the function plainly once, then captures on the second
+      # call, scheduling every substep twice (~40 % of a scene's start-up). cnt is TinyJit's own call counter; the
+      # pinned tinygrad 0.14.0 captures when cnt == 1 (engine/jit.py), see tests/test_simulator.py.
+      jit.cnt = 1
+      self._jit[k] = jit
     return self._jit[k]
+
+  def _advance(self, packed: Tensor, time: Tensor, n: int) -> tuple[Tensor, Tensor]:
+    """n env-steps in calls of steps_per_call, the remainder one step at a time (no new JIT per remainder)."""
+    k = self.steps_per_call
+    for _ in range(n // k): packed, time = self._runner(k)(packed, time)
+    for _ in range(n % k): packed, time = self._runner(1)(packed, time)
+    return packed, time
 
   def step(self, state: State, ctrl: Tensor | None = None) -> State:
     """One env-step (model.dt) for every env. Returns a new State (its own buffers, safe to keep)."""
@@ -91,12 +104,11 @@ class Simulator:
       for _ in range(steps): state = self.step(state)
       return state
     packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
-    chunk = record_every if record_every > 0 else self.steps_per_call
+    if record_every <= 0: return self._copy(*self._advance(packed, time, steps))
     frames, done = [], 0
     while done < steps:
-      k = min(chunk, steps - done)
-      packed, time = self._runner(k)(packed, time)
+      k = min(record_every, steps - done)
+      packed, time = self._advance(packed, time, k)
       done += k
-      if record_every > 0: frames.append(self._copy(packed, time))
-    final = self._copy(packed, time)
-    return (final, frames) if record_every > 0 else final
+      frames.append(self._copy(packed, time))
+    return self._copy(packed, time), frames

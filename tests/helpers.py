@@ -47,3 +47,42 @@ def crossing_times(t: np.ndarray, y: np.ndarray, level: float = 0.0) -> np.ndarr
   s = np.sign(y - level)
   i = np.nonzero(s[:-1] * s[1:] < 0)[0]
   return t[i] + (level - y[i]) * (t[i + 1] - t[i]) / (y[i + 1] - y[i])
+
+
+def two_body_scene(joint: dict, gravity=(0.0, 0.0, 0.0)) -> dict:
+  """Two unequal boxes joined by `joint` (type and its fields; anchors in world frame at this pose)."""
+  return {"name": "pair", "gravity": list(gravity), "substeps": 10,
+          "bodies": [{"name": "a", "pos": [0.0, 0.0, 1.0], "geoms": [{"type": "box", "size": [0.1, 0.15, 0.2]}]},
+                     {"name": "b", "pos": [0.5, 0.1, 1.0], "geoms": [{"type": "box", "size": [0.2, 0.1, 0.05],
+                                                                          "density": 3000.0}]}],
+          "joints": [dict(parent="a", child="b", **joint)]}
+
+
+def solve_once(joint: dict, kick_pos, kick_rot, error_fn):
+  """Perturb body b's pose, run one Jacobi iteration (float64); returns (error before, after, momentum change)."""
+  from tinygrad import Tensor, dtypes
+  import engine
+  from oracle.packed import WORK_WIDTH, pack_state
+  from oracle.solve import init_lambda, solve
+  model = engine.load_scene(two_body_scene(joint), dtype=dtypes.float64, device="CPU")
+  p = pack_state(engine.Simulator(model).reset()).numpy()
+  p[0, 1, 0:3] += kick_pos
+  q = quat_mul(axis_angle(kick_rot, np.linalg.norm(kick_rot)), p[0, 1, 3:7])
+  p[0, 1, 3:7] = q
+  work = np.concatenate([p, np.zeros(p.shape[:-1] + (WORK_WIDTH - p.shape[-1],))], -1)
+  out, _ = solve(model, Tensor(work, dtype=dtypes.float64, device="CPU").contiguous().realize(), init_lambda(model),
+                 model.dt / model.substeps)
+  o = out.numpy()
+  m = 1.0 / model.body_inv_mass.numpy()
+  inertia = 1.0 / model.body_inv_inertia.numpy()
+  dx = o[0, :, 13:16]       # accumulated displacement and rotation of the solve
+  dth = o[0, :, 16:19]
+  lin = (m[:, None] * dx).sum(0)
+  # angular momentum of the corrections about the origin: m x cross dx + I_world dth
+  ang = sum(np.cross(p[0, b, 0:3], m[b] * dx[b]) +
+            quat_rotate(p[0, b, 3:7], inertia[b] * quat_rotate(p[0, b, 3:7] * [1, -1, -1, -1], dth[b])) for b in range(2))
+  return error_fn(model, p), error_fn(model, o[..., :13]), np.abs(lin).max(), np.abs(ang).max()
+
+
+def point_error(model, p) -> float:
+  return float(anchor_errors(model, p[..., 0:3], p[..., 3:7]).max())

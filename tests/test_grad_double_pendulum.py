@@ -25,7 +25,9 @@ def test_grad_final_position_wrt_mass():
 
 def test_grad_dot_product_one_step():
   """<u, J d> = <J^T u, d> for the map initial packed state -> packed state after one step, random u and d over the
-  positions and velocities (J d by central differences, J^T u by reverse mode)."""
+  positions and velocities (J d by central differences, J^T u by reverse mode). The kicked state is strongly curved:
+  the difference quotient's O(eps^2) error measured 2e-3, 2e-5, 2e-7 relative at eps = 1e-5, 1e-6, 1e-7, converging
+  on the adjoint's value, hence eps = 1e-7 here."""
   model = engine.load_scene(SCENES / "double_pendulum.json", **F64)
   sim = engine.Simulator(model, batch=1)
   s0 = sim.reset(seed=1, noise=0.5)
@@ -39,7 +41,8 @@ def test_grad_dot_product_one_step():
     from oracle.packed import unpack_state
     final, _ = rg.forward(unpack_state(Tensor(p, **F64), s0.time), 1)
     return pack_state(final).numpy()
-  jd = (run(p0 + EPS * d) - run(p0 - EPS * d)) / (2 * EPS)
+  eps = 1e-7
+  jd = (run(p0 + eps * d) - run(p0 - eps * d)) / (2 * eps)
   _, checkpoints = rg.forward(s0, 1)
   jtu, _ = rg.backward(checkpoints, Tensor(u, **F64))
   lhs, rhs = float((u * jd).sum()), float((jtu.numpy() * d).sum())
