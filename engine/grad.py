@@ -19,7 +19,8 @@ class RolloutGrad:
 
   def __init__(self, model, wrt: tuple[str, ...] = ()):
     for name in wrt:
-      if not isinstance(getattr(model, name, None), Tensor): raise ValueError(f"wrt: {name!r} is not a Model tensor field")
+      if not isinstance(getattr(model, name, None), Tensor):
+        raise ValueError(f"wrt: {name!r} is not a Model tensor field")
     self.model, self.wrt = model, tuple(wrt)
     self.h, self.damping = model.dt / model.substeps, has_damping(model)
     Tensor.realize(*model.tensors().values())

@@ -88,7 +88,8 @@ class Camera:
     """Unit directions (3, th, tw) through the pixel centres, row 0 at the top."""
     x = (np.arange(self.tw, dtype=np.float32) + 0.5 - self.tw / 2) / self.f
     y = (self.th / 2 - np.arange(self.th, dtype=np.float32) - 0.5) / self.f
-    d = self.fwd[:, None, None] + self.right[:, None, None] * x[None, None, :] + self.up[:, None, None] * y[None, :, None]
+    d = (self.fwd[:, None, None] + self.right[:, None, None] * x[None, None, :]
+         + self.up[:, None, None] * y[None, :, None])
     return (d / np.linalg.norm(d, axis=0, keepdims=True)).astype(np.float32)
 
   def project(self, P) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,7 +107,8 @@ class Camera:
     signs = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], np.float32)
     corners = C[..., None, :] + np.einsum("...gij,gcj->...gci", R, signs[None] * ext[:, None])  # (..., G, 8, 3)
     row, col, z = self.project(corners)
-    out = np.stack([np.floor(row.min(-1)), np.ceil(row.max(-1)) + 1, np.floor(col.min(-1)), np.ceil(col.max(-1)) + 1], -1)
+    out = np.stack([np.floor(row.min(-1)), np.ceil(row.max(-1)) + 1,
+                    np.floor(col.min(-1)), np.ceil(col.max(-1)) + 1], -1)
     out = np.nan_to_num(out, nan=0, posinf=1e6, neginf=-1e6)
     # a box reaching behind the camera projects unboundedly: test it against the whole tile (unless wholly behind)
     full = ((z.min(-1) < 1e-3) & (z.max(-1) > 0)) | np.isnan(ext[:, 0])
@@ -312,7 +314,8 @@ def save_gif(frames: list[np.ndarray], path, fps: float = 30) -> None:
   # One palette for the whole clip: stable colours let the encoder store only what changed between frames (files
   # ~10x smaller, encoding ~5x faster than a palette per frame). It is cut from a few frames plus every distinct
   # (5-bit) colour in them, so small objects keep their hue instead of losing the vote to sky and ground.
-  px = np.concatenate([frames[i] for i in np.linspace(0, len(frames) - 1, min(6, len(frames))).astype(int)]).reshape(-1, 3)
+  picks = np.linspace(0, len(frames) - 1, min(6, len(frames))).astype(int)
+  px = np.concatenate([frames[i] for i in picks]).reshape(-1, 3)
   q = np.unique((px >> 3).astype(np.int32) @ np.array([1024, 32, 1], np.int32))
   distinct = (np.stack([q >> 10, (q >> 5) & 31, q & 31], -1) * 8 + 4).astype(np.uint8)
   sample = np.concatenate([px, np.resize(distinct, (max(len(px) // 2, 1), 3))])[None]

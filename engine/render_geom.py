@@ -13,7 +13,7 @@ INF = np.float32(np.inf)
 
 
 def quat_to_mat(q: np.ndarray) -> np.ndarray:
-  """(..., 4) (w,x,y,z) -> (..., 3, 3) rotation matrices; normalises first so slightly drifted quaternions still work."""
+  """(..., 4) (w,x,y,z) -> (..., 3, 3) rotation matrices; normalises first, so slightly drifted quaternions work."""
   q = q / np.maximum(np.linalg.norm(q, axis=-1, keepdims=True), 1e-12)
   w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
   r = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),

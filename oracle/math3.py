@@ -59,7 +59,8 @@ class Quat:
   @staticmethod
   def of(t: Tensor) -> Quat: return Quat(t[..., 0], t[..., 1], t[..., 2], t[..., 3])
   @staticmethod
-  def identity(like: Tensor) -> Quat: return Quat(*(Tensor(v, dtype=like.dtype, device=like.device) for v in (1.0, 0.0, 0.0, 0.0)))
+  def identity(like: Tensor) -> Quat:
+    return Quat(*(Tensor(v, dtype=like.dtype, device=like.device) for v in (1.0, 0.0, 0.0, 0.0)))
   def stack(self) -> Tensor: return Tensor.stack(self.w, self.x, self.y, self.z, dim=-1)
   @property
   def vec(self) -> V3: return V3(self.x, self.y, self.z)

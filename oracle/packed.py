@@ -45,4 +45,5 @@ def pack_state(state: State) -> Tensor:
 
 def unpack_state(p: Tensor, time: Tensor) -> State:
   """A State whose fields are views of one packed tensor."""
-  return State(body_pos=p[..., POS], body_quat=p[..., QUAT], body_vel=p[..., VEL], body_angvel=p[..., ANGVEL], time=time)
+  return State(body_pos=p[..., POS], body_quat=p[..., QUAT], body_vel=p[..., VEL], body_angvel=p[..., ANGVEL],
+               time=time)

@@ -47,7 +47,8 @@ def solve_constraints(model, packed: Tensor, lam: dict, h: float) -> tuple[list,
     if not jidx: continue
     c, new_lam = fn(model, jidx, gather_side(model, packed, par), gather_side(model, packed, chi), lam[kind], h)
     lam_t = [l if isinstance(l, Tensor) else c.dx1.x * 0.0 for l in new_lam]
-    res = Tensor.stack(*(t for v in (c.dx1, c.dth1, c.dx2, c.dth2) for t in (v.x, v.y, v.z)), *lam_t, dim=-1).contiguous()
+    cols = [t for v in (c.dx1, c.dth1, c.dx2, c.dth2) for t in (v.x, v.y, v.z)]
+    res = Tensor.stack(*cols, *lam_t, dim=-1).contiguous()
     out.append((res, par, chi))
     lam[kind] = tuple(res[..., NCORR + i] for i in range(NLAM[kind]))
   return out, lam

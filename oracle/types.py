@@ -38,7 +38,8 @@ class Model:
   body_inv_inertia: Tensor        # (nbody, 3) [1/(kg m^2)], principal axes: the body frame is the inertial frame
   geom_pos: Tensor                # (ngeom, 3) [m] in the body frame (world frame for WORLD geoms)
   geom_quat: Tensor               # (ngeom, 4) (w,x,y,z) in the body frame
-  geom_size: Tensor               # (ngeom, 3) [m] sphere (r,0,0); capsule (r, half length along z, 0); box half extents; plane 0
+  geom_size: Tensor               # (ngeom, 3) [m] sphere (r,0,0); capsule (r, half length along z, 0);
+  #                                 box half extents; plane 0
   geom_friction: Tensor           # (ngeom,) Coulomb coefficient
   geom_restitution: Tensor        # (ngeom,) in [0, 1]
   geom_rgba: Tensor               # (ngeom, 4) colour for rendering

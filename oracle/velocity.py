@@ -4,7 +4,7 @@ from tinygrad import Tensor
 from oracle.constraints import jvec, jscalar
 from oracle.math3 import V3, const, take
 from oracle.packed import ANGVEL, pack, unpack, unpack_work
-from oracle.solve import gather_side, joint_counts, joint_sides
+from oracle.solve import body_sum, gather_side, joint_counts, joint_sides
 
 
 def recover(work: Tensor, h: float) -> Tensor:
@@ -42,10 +42,9 @@ def joint_damping(model, packed: Tensor, h: float) -> Tensor:
     p = n * impulse
     d1, d2 = s1.world_inv_inertia(p), -s2.world_inv_inertia(p)
     zero = d1.x * 0.0
-    out.append((Tensor.stack(zero, zero, zero, d1.x, d1.y, d1.z, zero, zero, zero, d2.x, d2.y, d2.z, dim=-1).contiguous(),
-                par, chi))
+    res = Tensor.stack(zero, zero, zero, d1.x, d1.y, d1.z, zero, zero, zero, d2.x, d2.y, d2.z, dim=-1).contiguous()
+    out.append((res, par, chi))
   if not out: return packed
-  from oracle.solve import body_sum
   x, q, v, w = unpack(packed)
   scale = const([1.0 / max(n, 1) for n in joint_counts(model)], packed)
   return pack(x, q, v, w + body_sum(model, out, 3) * scale).contiguous()

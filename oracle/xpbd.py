@@ -24,7 +24,7 @@ class Side:
     return Side(self.x + dx, self.q.add_rotation(dth), self.im, self.ii)
 
   def inv_mass_at(self, r: V3, n: V3) -> Tensor:
-    """Generalised inverse mass w = 1/m + (r x n)^T I^-1 (r x n), evaluated in the body frame where I is diagonal (M20 eq. 2)."""
+    """Generalised inverse mass w = 1/m + (r x n)^T I^-1 (r x n), in the body frame where I is diagonal (M20 eq. 2)."""
     rn = self.q.inv_rotate(r.cross(n))
     return self.im + rn.dot(rn * self.ii)
 
@@ -58,7 +58,8 @@ def positional(s1: Side, s2: Side, r1: V3, r2: V3, n: V3, c: Tensor, active: Ten
   return corr, lam + dlam
 
 
-def angular(s1: Side, s2: Side, n: V3, theta: Tensor, active: Tensor, lam: Tensor, alpha_tilde) -> tuple[Correction, Tensor]:
+def angular(s1: Side, s2: Side, n: V3, theta: Tensor, active: Tensor, lam: Tensor,
+            alpha_tilde) -> tuple[Correction, Tensor]:
   """Angular correction by angle theta about unit axis n: body 1 turns about -n, body 2 about +n (M20 eqs. 11-14)."""
   w = s1.inv_inertia_along(n) + s2.inv_inertia_along(n)
   dlam = active.where((-theta - alpha_tilde * lam) / (w + alpha_tilde + 1e-30), 0.0)

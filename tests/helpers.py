@@ -58,8 +58,9 @@ def two_body_scene(joint: dict, gravity=(0.0, 0.0, 0.0)) -> dict:
           "joints": [dict(parent="a", child="b", **joint)]}
 
 
-def solve_once(joint: dict, kick_pos, kick_rot, error_fn):
-  """Perturb body b's pose, run one Jacobi iteration (float64); returns (error before, after, momentum change)."""
+def solve_once(joint: dict, kick_pos, kick_rot, error_fn, iterations: int = 1):
+  """Perturb body b's pose, run Jacobi iterations (float64; multipliers carried, as in a substep). Returns (error
+  before, after, |linear momentum change|, |angular momentum change about the origin|, |impulse on body b|)."""
   from tinygrad import Tensor, dtypes
   import engine
   from oracle.packed import WORK_WIDTH, pack_state
@@ -67,11 +68,11 @@ def solve_once(joint: dict, kick_pos, kick_rot, error_fn):
   model = engine.load_scene(two_body_scene(joint), dtype=dtypes.float64, device="CPU")
   p = pack_state(engine.Simulator(model).reset()).numpy()
   p[0, 1, 0:3] += kick_pos
-  q = quat_mul(axis_angle(kick_rot, np.linalg.norm(kick_rot)), p[0, 1, 3:7])
-  p[0, 1, 3:7] = q
+  angle = float(np.linalg.norm(kick_rot))
+  if angle > 0: p[0, 1, 3:7] = quat_mul(axis_angle(kick_rot, angle), p[0, 1, 3:7])
   work = np.concatenate([p, np.zeros(p.shape[:-1] + (WORK_WIDTH - p.shape[-1],))], -1)
-  out, _ = solve(model, Tensor(work, dtype=dtypes.float64, device="CPU").contiguous().realize(), init_lambda(model),
-                 model.dt / model.substeps)
+  out, lam = Tensor(work, dtype=dtypes.float64, device="CPU").contiguous().realize(), init_lambda(model)
+  for _ in range(iterations): out, lam = solve(model, out, lam, model.dt / model.substeps)
   o = out.numpy()
   m = 1.0 / model.body_inv_mass.numpy()
   inertia = 1.0 / model.body_inv_inertia.numpy()
@@ -79,9 +80,18 @@ def solve_once(joint: dict, kick_pos, kick_rot, error_fn):
   dth = o[0, :, 16:19]
   lin = (m[:, None] * dx).sum(0)
   # angular momentum of the corrections about the origin: m x cross dx + I_world dth
-  ang = sum(np.cross(p[0, b, 0:3], m[b] * dx[b]) +
-            quat_rotate(p[0, b, 3:7], inertia[b] * quat_rotate(p[0, b, 3:7] * [1, -1, -1, -1], dth[b])) for b in range(2))
-  return error_fn(model, p), error_fn(model, o[..., :13]), np.abs(lin).max(), np.abs(ang).max()
+  def spin(b):  # I_world dth = R I R^T dth
+    return quat_rotate(p[0, b, 3:7], inertia[b] * quat_rotate(p[0, b, 3:7] * [1, -1, -1, -1], dth[b]))
+  ang = sum(np.cross(p[0, b, 0:3], m[b] * dx[b]) + spin(b) for b in range(2))
+  impulse = m[1] * np.linalg.norm(dx[1])
+  return error_fn(model, p), error_fn(model, o[..., :13]), np.abs(lin).max(), np.abs(ang).max(), impulse
+
+
+def impulse_pair_bound(gap: float, impulse: float) -> float:
+  """Equal and opposite impulses +-P applied at two anchor points a distance `gap` apart change the angular momentum
+  by gap x P: second order in the error. A vector point constraint's P is not parallel to the gap (a scalar
+  constraint's is, and conserves it exactly)."""
+  return gap * impulse * (1 + 1e-9) + 1e-12
 
 
 def point_error(model, p) -> float:

@@ -1,7 +1,7 @@
 """Mass gradients and the dot-product test on the double pendulum (float64, CPU)."""
 import numpy as np
 import engine
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor
 from engine.grad import RolloutGrad, rollout_grad
 from oracle.packed import pack_state
 from test_grad_rollout import EPS, F64, fd_batch, loss_t

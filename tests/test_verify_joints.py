@@ -16,13 +16,14 @@ def record(scene, seconds, every=1, batch=1, edit=None, **load):
   sim = engine.Simulator(model, batch=batch)
   _, frames = sim.rollout(sim.reset(), int(round(seconds / model.dt)), record_every=every)
   t = np.array([f.time.numpy()[0] for f in frames])
-  return model, t, np.stack([f.body_pos.numpy() for f in frames]), np.stack([f.body_quat.numpy() for f in frames]), frames
+  pos, quat = np.stack([f.body_pos.numpy() for f in frames]), np.stack([f.body_quat.numpy() for f in frames])
+  return model, t, pos, quat, frames
 
 
 def test_verify_chain_constraint_drift():
   """10 ball-jointed links swinging for 10 s: every joint's anchor error stays below 1 mm."""
   model, _, pos, quat, _ = record("chain", 10.0, every=4)
-  errs = np.stack([anchor_errors(model, pos[k].astype(np.float64), quat[k].astype(np.float64)) for k in range(len(pos))])
+  errs = np.stack([anchor_errors(model, p.astype(np.float64), q.astype(np.float64)) for p, q in zip(pos, quat)])
   assert errs.max() < 1e-3, f"max joint error {errs.max():.2e} m"
   assert pos[:, 0, -1, 2].min() < 1.4, "the chain did not swing down"   # it moved: not a frozen simulation
 
@@ -32,8 +33,10 @@ def test_verify_compliant_hang_stretch():
   static stretch alpha m g (harmonic oscillator)."""
   model, _, pos, quat, _ = record("compliant_hang", 2.0)
   alpha, m = model.jnt_compliance.numpy()[0], 1.0 / model.body_inv_mass.numpy()[0]
-  a_par, a_chi, rest = model.jnt_anchor_parent.numpy()[0], model.jnt_anchor_child.numpy()[0], model.jnt_length.numpy()[0]
-  tip = pos[:, 0, 0].astype(np.float64) + quat_rotate(quat[:, 0, 0].astype(np.float64), np.broadcast_to(a_chi, (len(pos), 3)))
+  a_par, a_chi = model.jnt_anchor_parent.numpy()[0], model.jnt_anchor_child.numpy()[0]
+  rest = model.jnt_length.numpy()[0]
+  arm = np.broadcast_to(a_chi, (len(pos), 3))
+  tip = pos[:, 0, 0].astype(np.float64) + quat_rotate(quat[:, 0, 0].astype(np.float64), arm)
   stretch = np.linalg.norm(tip - a_par, axis=-1) - rest
   centre = 0.5 * (stretch.max() + stretch.min())
   assert abs(centre / (alpha * m * G) - 1) < 0.02, (centre, alpha * m * G)

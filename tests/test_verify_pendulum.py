@@ -74,7 +74,7 @@ def test_verify_pendulum_large_angle_period(run, env, ratio):
 
 def test_verify_pendulum_constraint_drift(run):
   model, _, pos, quat = run
-  errs = np.stack([anchor_errors(model, pos[k].astype(np.float64), quat[k].astype(np.float64)) for k in range(len(pos))])
+  errs = np.stack([anchor_errors(model, p.astype(np.float64), q.astype(np.float64)) for p, q in zip(pos, quat)])
   assert errs.max() < 1e-3, f"joint error {errs.max():.2e} m"
 
 
