@@ -38,8 +38,10 @@ $(STAMP): pyproject.toml .ci/sysdeps
 	@PIP_DISABLE_PIP_VERSION_CHECK=1 $(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
+# two workers, one per core (CI's machine has 2): tinygrad's scheduling is single-threaded Python, so files that
+# compile different scenes overlap well; --dist loadfile keeps each file's module-scoped fixtures in one worker
 test: $(STAMP)
-	$(RUN) -m pytest -q -x $(PYTEST_ARGS)
+	$(RUN) -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(RUN) -m engine demo

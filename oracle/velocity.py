@@ -47,4 +47,4 @@ def joint_damping(model, packed: Tensor, h: float) -> Tensor:
   if not out: return packed
   x, q, v, w = unpack(packed)
   scale = const([1.0 / max(n, 1) for n in joint_counts(model)], packed)
-  return pack(x, q, v, w + body_sum(model, out, 3) * scale).contiguous()
+  return pack(x, q, v, w + body_sum(model, out)[1] * scale).contiguous()
