@@ -15,7 +15,7 @@ from tinygrad.dtype import DType, _to_np_dtype
 from engine.mass import body_mass, principal_axes
 from engine.npquat import mat_to_quat, quat_canon, quat_conj, quat_mul, quat_rotate, quat_to_mat
 from engine.scene_schema import SceneError, read_scene, show, validate
-from oracle.types import WORLD, Model
+from oracle.types import GEOM_TYPES, WORLD, Model
 
 __all__ = ["SceneError", "load_scene", "load_scene_dict", "mat_to_quat", "quat_conj", "quat_mul", "quat_to_mat"]
 
@@ -57,7 +57,32 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     jnt_parent=tuple(WORLD if j["parent"] == "world" else _body_index(bodies, j["parent"]) for j in joints),
     jnt_child=tuple(_body_index(bodies, j["child"]) for j in joints),
     dt=scene["dt"], substeps=scene["substeps"], iterations=scene["iterations"], relaxation=scene["relaxation"],
-    **tensors)
+    **_collision(scene), **tensors)
+
+
+def _collision(scene) -> dict:
+  """Static collision settings: excluded body pairs, broadphase capacities (derived from the scene unless given)."""
+  bodies, on = scene["bodies"], scene["contact"]["enabled"]
+  index = {b["name"]: i for i, b in enumerate(bodies)} | {"world": WORLD}
+  exclude = frozenset(tuple(sorted((index[j["parent"]], index[j["child"]]))) for j in scene["joints"]
+                      if not j["collide"])
+  # every non-plane geom goes through the spatial hash (planes pair with every body geom statically)
+  hashed = [(g["type"], WORLD) for g in scene["world"]["geoms"] if g["type"] != "plane"] if on else []
+  hashed += [(g["type"], i) for i, b in enumerate(bodies) for g in b["geoms"]] if on else []
+  counts: dict = {}
+  for i, (ta, ba) in enumerate(hashed):
+    for tb, bb in hashed[i + 1:]:
+      if ba == bb or (min(ba, bb), max(ba, bb)) in exclude: continue
+      key = tuple(sorted((ta, tb), key=GEOM_TYPES.index))
+      counts[key] = counts.get(key, 0) + 1
+  want = scene["contact"].get("pair_capacity")
+  per_type = {t: sum(1 for tt, _ in hashed if tt == t) for t in GEOM_TYPES}
+  # default: every possible pair, up to 8 per geom of the pair's types (a dense pile touches ~6 neighbours each)
+  capacity = tuple((a, b, min(n, want if want else 8 * (per_type[a] + per_type[b]))) for (a, b), n in
+                   sorted(counts.items(), key=lambda kv: (GEOM_TYPES.index(kv[0][0]), GEOM_TYPES.index(kv[0][1]))))
+  slots = scene["contact"].get("hash_slots", max(1, min(len(hashed), 8)))
+  return {"contact_enabled": on, "collide_exclude": exclude, "pair_capacity": capacity, "hash_slots": slots,
+          "contact_beta": scene["contact"]["softplus_beta"]}
 
 
 def _body_index(bodies, name) -> int:

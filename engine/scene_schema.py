@@ -25,10 +25,12 @@ PALETTE = ((0.12, 0.47, 0.71, 1.0), (1.0, 0.5, 0.05, 1.0), (0.17, 0.63, 0.17, 1.
 GROUND_RGBA, STATIC_RGBA = (0.85, 0.85, 0.85, 1.0), (0.6, 0.6, 0.6, 1.0)
 QUAT_TOL = 1e-6  # a quaternion further than this from unit norm is a mistake, not rounding
 
-_TOP_KEYS = ("name", "gravity", "dt", "substeps", "iterations", "relaxation", "camera", "world", "bodies", "joints")
+_TOP_KEYS = ("name", "gravity", "dt", "substeps", "iterations", "relaxation", "contact", "camera", "world", "bodies",
+             "joints")
+_CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta")
 _BODY_KEYS = ("name", "pos", "quat", "vel", "angvel", "mass", "inertia", "geoms")
 _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution", "rgba", "name")
-_JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping")
+_JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping", "collide")
 _JOINT_KEYS = {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis", "range"),
                "distance": ("anchor_parent", "anchor_child", "length")}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -82,6 +84,7 @@ def validate(raw, default_name: str = "scene") -> dict:
   out["substeps"] = _int(top.get("substeps", DEFAULTS["substeps"]), "substeps", 1)
   out["iterations"] = _int(top.get("iterations", DEFAULTS["iterations"]), "iterations", 1)
   out["relaxation"] = _num(top.get("relaxation", DEFAULTS["relaxation"]), "relaxation", 0.0, 2.0, lo_open=True)
+  out["contact"] = _contact(top.get("contact", {}), "contact")
   if "camera" in top: out["camera"] = _camera(top["camera"], "camera")
   world = _obj(top.get("world", {}), "world", "an object")
   _keys(world, "world", ("geoms",), ())
@@ -104,6 +107,19 @@ def validate(raw, default_name: str = "scene") -> dict:
       _fail(f"joints[{j}].name", f"duplicate joint name {joint['name']!r} (also {seen[joint['name']]})")
     seen[joint["name"]] = f"joints[{j}]"
     out["joints"].append(joint)
+  return out
+
+
+def _contact(v, path) -> dict:
+  """Collision settings; absent fields are derived from the scene by engine/scene.py (docs/scenes.md)."""
+  c = _obj(v, path, "an object {enabled, pair_capacity, hash_slots, softplus_beta}")
+  _keys(c, path, _CONTACT_KEYS, ())
+  enabled = c.get("enabled", True)
+  if not isinstance(enabled, bool): _fail(f"{path}.enabled", f"expected true or false, got {show(enabled)}")
+  out = {"enabled": enabled}
+  for k in ("pair_capacity", "hash_slots"):
+    if k in c: out[k] = _int(c[k], f"{path}.{k}", 1)
+  out["softplus_beta"] = _num(c.get("softplus_beta", 0.0), f"{path}.softplus_beta", lo=0.0, unit=" [1/m]")
   return out
 
 
@@ -224,6 +240,9 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
       out["range"] = rng
   out["compliance"] = _num(jd.get("compliance", 0.0), f"{path}.compliance", lo=0.0)
   out["damping"] = _num(jd.get("damping", 0.0), f"{path}.damping", lo=0.0, unit=" [N m s/rad]")
+  collide = jd.get("collide", False)
+  if not isinstance(collide, bool): _fail(f"{path}.collide", f"expected true or false, got {show(collide)}")
+  out["collide"] = collide
   return out
 
 

@@ -32,6 +32,12 @@ class Model:
   substeps: int                   # XPBD substeps per step (M20 Alg. 2)
   iterations: int                 # Jacobi iterations per substep
   relaxation: float               # Jacobi averaging relaxation factor (1 = plain average)
+  # --- collision (static) ---
+  contact_enabled: bool           # False: bodies pass through each other and the ground (joint-only scenes)
+  collide_exclude: frozenset      # body pairs (i, j), i < j (WORLD = -1 first), that never collide: joined by a joint
+  pair_capacity: tuple            # ((type_a, type_b, capacity), ...): broadphase pair slots per env per type pair
+  hash_slots: int                 # broadphase: geoms one hash bucket holds; more are counted as overflow
+  contact_beta: float             # [1/m] softplus penetration sharpness (DESIGN sec. 3); 0 = exact max(depth, 0)
   # --- tensors ---
   gravity: Tensor                 # (3,) [m/s^2]
   body_inv_mass: Tensor           # (nbody,) [1/kg], 0 for a kinematic body
@@ -64,6 +70,8 @@ class Model:
   def joint_index(self, name: str) -> int: return _index(self.jnt_name, name, "joint")
   def joints_of_type(self, kind: str) -> tuple[int, ...]:
     return tuple(i for i, t in enumerate(self.jnt_type) if t == kind)
+  def geoms_of_type(self, kind: str) -> tuple[int, ...]:
+    return tuple(i for i, t in enumerate(self.geom_type) if t == kind)
   def tensors(self) -> dict[str, Tensor]:
     return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), Tensor)}
   def replace(self, **kw) -> Model: return replace(self, **kw)
