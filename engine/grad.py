@@ -8,6 +8,7 @@ substeps is written here. Model parameters are differentiated by name (fields of
 """
 from __future__ import annotations
 from tinygrad import Tensor, TinyJit
+from oracle.contacts import find_pairs, has_contacts, plan_from_pairs
 from oracle.packed import pack_state, unpack_state
 from oracle.step import substep
 from oracle.types import State
@@ -15,40 +16,51 @@ from oracle.velocity import has_damping
 
 
 class RolloutGrad:
-  """Jitted forward and per-substep VJP for one model. wrt: names of Model tensor fields to differentiate."""
+  """Jitted forward and per-substep VJP for one model. wrt: names of Model tensor fields to differentiate.
+
+  Contacts: the broadphase runs once per step in the forward and its pair table (discrete, not differentiated) is
+  checkpointed with the step; each substep's VJP rebuilds the plan from it, so gradients reach the geom and body
+  parameters the contacts use (friction, sizes, masses)."""
 
   def __init__(self, model, wrt: tuple[str, ...] = ()):
     for name in wrt:
       if not isinstance(getattr(model, name, None), Tensor):
         raise ValueError(f"wrt: {name!r} is not a Model tensor field")
     self.model, self.wrt = model, tuple(wrt)
-    self.h, self.damping = model.dt / model.substeps, has_damping(model)
+    self.h, self.damping, self.contacts = model.dt / model.substeps, has_damping(model), has_contacts(model)
     Tensor.realize(*model.tensors().values())
-    self._fwd = TinyJit(lambda p: substep(self.model, p, self.h, self.damping).realize())
+    self._pairs = TinyJit(lambda p: find_pairs(self.model, p)[0].contiguous().realize())
+    self._fwd = TinyJit(lambda p, *pairs: self._substep(p, pairs).realize())
     self._vjp = TinyJit(self._vjp_fn)
-    self._fwd.cnt = self._vjp.cnt = 1   # capture on the first call (see engine/simulator.py Simulator._runner)
+    self._pairs.cnt = self._fwd.cnt = self._vjp.cnt = 1   # capture on the first call (engine/simulator.py _runner)
 
-  def _vjp_fn(self, packed: Tensor, adj: Tensor):
-    out = substep(self.model, packed, self.h, self.damping)
+  def _substep(self, packed: Tensor, pairs: tuple) -> Tensor:
+    plan = plan_from_pairs(self.model, pairs[0]) if pairs else None
+    return substep(self.model, packed, self.h, self.damping, plan)
+
+  def _vjp_fn(self, packed: Tensor, adj: Tensor, *pairs):
+    out = self._substep(packed, pairs)
     params = [getattr(self.model, n) for n in self.wrt]
     grads = out.gradient(packed, *params, gradient=adj)
     return tuple(g.realize() for g in grads)
 
-  def forward(self, state: State, steps: int) -> tuple[State, list[Tensor]]:
-    """Final state and the checkpoints (the packed state before each substep)."""
+  def forward(self, state: State, steps: int) -> tuple[State, list[tuple[Tensor, ...]]]:
+    """Final state and the checkpoints: per substep, the packed state before it (and the step's pair table)."""
     packed = pack_state(state).contiguous().realize()
     checkpoints = []
-    for _ in range(steps * self.model.substeps):
-      checkpoints.append(packed.clone().realize())   # the JIT reuses its output buffer
-      packed = self._fwd(packed)
+    for _ in range(steps):
+      pairs = (self._pairs(packed).clone().realize(),) if self.contacts else ()
+      for _ in range(self.model.substeps):
+        checkpoints.append((packed.clone().realize(), *pairs))   # the JIT reuses its output buffer
+        packed = self._fwd(packed, *pairs)
     return unpack_state(packed.clone().realize(), (state.time + steps * self.model.dt).realize()), checkpoints
 
-  def backward(self, checkpoints: list[Tensor], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+  def backward(self, checkpoints: list[tuple[Tensor, ...]], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
     """d loss / d (initial packed state) and d loss / d param for each wrt name, given d loss / d (final packed)."""
     adj = adj_final.clone().realize()
     totals = {n: None for n in self.wrt}
-    for packed in reversed(checkpoints):
-      adj, *gp = self._vjp(packed, adj)
+    for packed, *pairs in reversed(checkpoints):
+      adj, *gp = self._vjp(packed, adj, *pairs)
       adj = adj.clone().realize()
       for n, g in zip(self.wrt, gp):
         totals[n] = g.clone().realize() if totals[n] is None else (totals[n] + g).realize()

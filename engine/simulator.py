@@ -1,9 +1,10 @@
 """The simulator front door: batching, reset, jitted stepping and rollouts. The one place that chooses a backend."""
 from __future__ import annotations
+import warnings
 import numpy as np
-from tinygrad import Tensor, TinyJit
+from tinygrad import Tensor, TinyJit, dtypes
 from oracle.packed import pack_state, unpack_state
-from oracle.step import step_packed
+from oracle.step import step_packed, step_packed_plan
 from oracle.types import Model, State
 from oracle.velocity import has_damping
 
@@ -38,6 +39,7 @@ class Simulator:
     self.steps_per_call, self.differentiable = steps_per_call, differentiable
     Tensor.realize(*model.tensors().values())
     self.damping = has_damping(model)
+    self.hashed = bool(model.pair_capacity)   # pairs come from the broadphase, which has a capacity
     self._jit = {}
 
   # --- state ---
@@ -56,8 +58,9 @@ class Simulator:
                   time=Tensor.zeros(B, dtype=m.body_pos0.dtype, device=self.device))
     return self._copy(pack_state(state), state.time)
 
-  def _copy(self, packed: Tensor, time: Tensor) -> State:
-    return unpack_state(packed.clone().realize(), time.clone().realize())  # JIT outputs are reused: copy
+  def _copy(self, packed: Tensor, time: Tensor, overflow: Tensor | None = None) -> State:
+    state = unpack_state(packed.clone().realize(), time.clone().realize())  # JIT outputs are reused: copy
+    return state if overflow is None else state.replace(contact_overflow=overflow.clone().realize())
 
   def _check(self, state: State, ctrl) -> None:
     want = (self.batch, self.model.nbody, 3)
@@ -72,8 +75,12 @@ class Simulator:
     if k not in self._jit:
       model, damping = self.model, self.damping
       def run(packed: Tensor, time: Tensor):
-        for _ in range(k): packed = step_packed(model, packed, damping, eager=True)
-        return packed.realize(), (time + k * model.dt).realize()
+        overflow = None
+        for _ in range(k):
+          packed, plan = step_packed_plan(model, packed, damping, eager=True)
+          if plan is not None: overflow = plan.overflow if overflow is None else overflow + plan.overflow
+        if overflow is None: overflow = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
+        return packed.realize(), (time + k * model.dt).realize(), overflow.contiguous().realize()
       jit = TinyJit(run)
       # capture on the first call: TinyJit otherwise runs the function plainly once, then captures on the second
       # call, scheduling every substep twice (~40 % of a scene's start-up). cnt is TinyJit's own call counter; the
@@ -82,20 +89,27 @@ class Simulator:
       self._jit[k] = jit
     return self._jit[k]
 
-  def _advance(self, packed: Tensor, time: Tensor, n: int) -> tuple[Tensor, Tensor]:
-    """n env-steps in calls of steps_per_call, the remainder one step at a time (no new JIT per remainder)."""
-    k = self.steps_per_call
-    for _ in range(n // k): packed, time = self._runner(k)(packed, time)
-    for _ in range(n % k): packed, time = self._runner(1)(packed, time)
-    return packed, time
+  def _advance(self, packed: Tensor, time: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
+    """n env-steps in calls of steps_per_call, the remainder one step at a time (no new JIT per remainder). Also
+    returns the contact pairs dropped over the n steps per env, and warns when there were any."""
+    k, dropped = self.steps_per_call, None
+    for j in [k] * (n // k) + [1] * (n % k):
+      packed, time, overflow = self._runner(j)(packed, time)
+      if self.hashed: dropped = overflow.clone() if dropped is None else dropped + overflow
+    if dropped is None: return packed, time, Tensor.zeros(self.batch, dtype=dtypes.int32, device=self.device)
+    dropped = dropped.realize()
+    if (lost := int(dropped.max().item())) > 0:
+      warnings.warn(f"{self.model.name}: the broadphase dropped up to {lost} contact pairs in an env (capacity "
+                    f"{self.model.pair_capacity}); raise the scene's contact.pair_capacity / contact.hash_slots. "
+                    "The count per env is State.contact_overflow.", RuntimeWarning, stacklevel=3)
+    return packed, time, dropped
 
   def step(self, state: State, ctrl: Tensor | None = None) -> State:
     """One env-step (model.dt) for every env. Returns a new State (its own buffers, safe to keep)."""
     self._check(state, ctrl)
     if self.differentiable:
       return unpack_state(step_packed(self.model, pack_state(state), self.damping), state.time + self.model.dt)
-    packed, time = self._runner(1)(pack_state(state).contiguous().realize(), state.time.contiguous().realize())
-    return self._copy(packed, time)
+    return self._copy(*self._advance(pack_state(state).contiguous().realize(), state.time.contiguous().realize(), 1))
 
   def rollout(self, state: State, steps: int, record_every: int = 0) -> State | tuple[State, list[State]]:
     """Advance `steps` env-steps. With record_every=n > 0 also returns the states after every n-th step (copies)."""
@@ -108,7 +122,7 @@ class Simulator:
     frames, done = [], 0
     while done < steps:
       k = min(record_every, steps - done)
-      packed, time = self._advance(packed, time, k)
+      packed, time, overflow = self._advance(packed, time, k)
       done += k
-      frames.append(self._copy(packed, time))
-    return self._copy(packed, time), frames
+      frames.append(self._copy(packed, time, overflow))
+    return self._copy(packed, time, overflow), frames

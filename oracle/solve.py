@@ -4,8 +4,10 @@ the order the WGSL kernel uses too."""
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.constraints import CONSTRAINTS, NLAM
+from oracle.constraints.contact import ContactIn
+from oracle.contacts import FRICTION, IM, II, NORMAL, RA, RB, VALID, ContactPlan, side_pose, side_rows
 from oracle.math3 import V3, Quat, const, take
-from oracle.packed import POS, QUAT, pack_work, unpack_work
+from oracle.packed import DISP, POS, QUAT, ROT, pack_work, unpack_work
 from oracle.types import WORLD
 from oracle.xpbd import Side
 
@@ -68,12 +70,55 @@ def body_sum(model, corrections: list) -> tuple[V3, V3]:
   return V3(s[..., 0], s[..., 1], s[..., 2]), V3(s[..., 3], s[..., 4], s[..., 5])
 
 
-def solve(model, packed: Tensor, lam: dict, h: float) -> tuple[Tensor, dict]:
-  """One Jacobi iteration over every joint: the constraint kernels, then one kernel that averages and applies."""
+def contact_sides(rows: Tensor, side: Tensor) -> tuple[Side, Side]:
+  """Both sides of every contact slot from gathered body rows (B, C, 2, W) and per-side parameters (B, C, 2, SIDE)."""
+  out = []
+  for s in (0, 1):
+    x, q = side_pose(rows, side, s)
+    p = side[..., s, :]
+    out.append(Side(x=x, q=q, im=p[..., IM], ii=V3(p[..., II.start], p[..., II.start + 1], p[..., II.start + 2])))
+  return out[0], out[1]
+
+
+def solve_contacts(model, plan: ContactPlan, contacts: Tensor, packed: Tensor, lam: Tensor | None,
+                   h: float) -> Tensor:
+  """One kernel over every contact slot: (B, C, 15) = [dx_a | dth_a | dx_b | dth_b | lambda_n | lambda_t | touching]."""
+  rows = side_rows(plan.contact_body, packed).contiguous()
+  s1, s2 = contact_sides(rows, plan.contact_side)
+  c = contacts
+  def v3(t, sl): return V3(t[..., sl.start], t[..., sl.start + 1], t[..., sl.start + 2])
+  cin = ContactIn(valid=c[..., VALID] > 0, n=v3(c, NORMAL), ra=v3(c, RA), rb=v3(c, RB), friction=c[..., FRICTION],
+                  disp_a=v3(rows[..., 0, :], DISP), rot_a=v3(rows[..., 0, :], ROT), disp_b=v3(rows[..., 1, :], DISP),
+                  rot_b=v3(rows[..., 1, :], ROT), beta=model.contact_beta)
+  zero = c[..., VALID] * 0.0
+  prev = (zero, zero) if lam is None else (lam[..., NCORR], lam[..., NCORR + 1])
+  corr, (ln, lt), touching = CONSTRAINTS["contact"](model, cin, s1, s2, prev, h)
+  cols = [t for v in (corr.dx1, corr.dth1, corr.dx2, corr.dth2) for t in (v.x, v.y, v.z)]
+  return Tensor.stack(*cols, ln, lt, touching.where(1.0, 0.0), dim=-1).contiguous()
+
+
+def contact_sum(body: Tensor, res: Tensor) -> Tensor:
+  """Per body, the sum of its contact sides' [dx | dth] (or [dv | dw]) and how many touch it: (B, nbody, 7). A product
+  with the one-hot (B, C, 2, nbody), summed in contact-slot order, a side then b side."""
+  B, C = res.shape[0], res.shape[1]
+  vals = res[..., 0:12].reshape(B, C, 2, 6).cat(res[..., -1:].reshape(B, C, 1, 1).expand(B, C, 2, 1), dim=-1)
+  return body.reshape(B, C * 2, -1).transpose(1, 2) @ vals.reshape(B, C * 2, 7)
+
+
+def solve(model, packed: Tensor, lam: dict, h: float, plan: ContactPlan | None = None,
+          contacts: Tensor | None = None, clam: Tensor | None = None) -> tuple[Tensor, dict, Tensor | None]:
+  """One Jacobi iteration over every joint and contact: the constraint kernels, then one kernel that averages and
+  applies. clam: the previous iteration's contact result (its multipliers), None on the first. Returns the new
+  working state, joint multipliers and contact result."""
   corrections, lam = solve_constraints(model, packed, lam, h)
-  if not corrections: return packed, lam
+  if not corrections and plan is None: return packed, lam, None
   x, q, v, w, disp, rot = unpack_work(packed)
-  scale = const([model.relaxation / max(n, 1) for n in joint_counts(model)], packed)
-  dx, dth = body_sum(model, corrections)
+  counts = const([float(n) for n in joint_counts(model)], packed)
+  dx, dth = body_sum(model, corrections) if corrections else (V3(*(x.x * 0.0,) * 3), V3(*(x.x * 0.0,) * 3))
+  if plan is not None:
+    clam = solve_contacts(model, plan, contacts, packed, clam, h)
+    cs = contact_sum(plan.contact_body, clam)
+    dx, dth, counts = dx + V3.of(cs[..., 0:3]), dth + V3.of(cs[..., 3:6]), counts + cs[..., 6]
+  scale = model.relaxation / counts.maximum(1.0)
   dx, dth = dx * scale, dth * scale
-  return pack_work(x + dx, q.add_rotation(dth), v, w, disp + dx, rot + dth).contiguous(), lam
+  return pack_work(x + dx, q.add_rotation(dth), v, w, disp + dx, rot + dth).contiguous(), lam, clam

@@ -1,26 +1,32 @@
 """The XPBD step (M20 Alg. 2): S substeps of integrate -> K Jacobi iterations -> recover velocities -> velocity pass.
 
 Each stage is one small kernel over a realised packed state (oracle/packed.py): a substep is 3 + K (types + 1)
-kernels whatever the scene's size, each compiled once per scene and replayed every substep.
+kernels whatever the scene's size, each compiled once per scene and replayed every substep; contacts add a gather,
+one narrowphase kernel per pair type, a gather, a kernel and a scatter per iteration, and three for the velocity pass.
+The broadphase runs once per step, before the substeps (M20 sec. 3.5).
 """
 from __future__ import annotations
 from tinygrad import Tensor
+from oracle.contacts import ContactPlan, contact_plan, has_contacts, narrowphase
 from oracle.integrate import integrate
 from oracle.packed import pack_state, unpack_state
 from oracle.solve import init_lambda, solve
 from oracle.types import Model, State
-from oracle.velocity import has_damping, joint_damping, recover
+from oracle.velocity import contact_velocity, has_damping, joint_damping, recover
 
-STAGES = ("integrate", "solve", "recover", "joint_damping")  # mirrored by the WGSL kernel's function names
+STAGES = ("broadphase", "integrate", "narrowphase", "solve", "recover", "contact_velocity", "joint_damping")  # mirrored by the WGSL kernel's function names
 
 
-def substep(model: Model, packed: Tensor, h: float, damping: bool) -> Tensor:
-  """One XPBD substep on the packed (B, nbody, 13) state (M20 Alg. 2, lines 4-17)."""
+def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: ContactPlan | None = None) -> Tensor:
+  """One XPBD substep on the packed (B, nbody, 13) state (M20 Alg. 2, lines 4-17). plan: this step's candidate
+  contact pairs (oracle/contacts.py), None when the scene has none."""
   packed = integrate(model, packed, h).contiguous()
-  lam = init_lambda(model)
+  contacts = narrowphase(model, plan, packed) if plan is not None else None
+  lam, clam = init_lambda(model), None
   for _ in range(model.iterations):
-    packed, lam = solve(model, packed, lam, h)
+    packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam)
   packed = recover(packed, h).contiguous()
+  if plan is not None: packed = contact_velocity(model, plan, contacts, clam, packed, h)
   return joint_damping(model, packed, h) if damping else packed
 
 
@@ -28,11 +34,18 @@ def step_packed(model: Model, packed: Tensor, damping: bool, eager: bool = False
   """Advance the packed (B, nbody, 13) state by model.dt. eager=True realises every substep: identical substep graphs
   then hit tinygrad's schedule cache (a fast first call under TinyJit) but the result is cut from autograd; eager=False
   keeps one lazy graph for Tensor.gradient (short horizons: the graph grows with S * steps)."""
+  return step_packed_plan(model, packed, damping, eager)[0]
+
+
+def step_packed_plan(model: Model, packed: Tensor, damping: bool, eager: bool = False
+                     ) -> tuple[Tensor, ContactPlan | None]:
+  """step_packed, also returning the step's contact plan (its `overflow` counts the pairs the broadphase dropped)."""
   h = model.dt / model.substeps
+  plan = contact_plan(model, packed, realize=eager) if has_contacts(model) else None
   for _ in range(model.substeps):
-    packed = substep(model, packed, h, damping)
+    packed = substep(model, packed, h, damping, plan)
     if eager: packed = packed.realize()
-  return packed
+  return packed, plan
 
 
 def step(model: Model, state: State, ctrl: Tensor | None = None, damping: bool | None = None,

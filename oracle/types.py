@@ -85,8 +85,10 @@ class State:
   body_vel: Tensor                # (B, nbody, 3) [m/s]
   body_angvel: Tensor             # (B, nbody, 3) [rad/s] world frame
   time: Tensor                    # (B,) [s]
+  contact_overflow: Tensor | None = None  # (B,) int32 contact pairs the broadphase dropped in the last step (capacity)
 
-  def tensors(self) -> tuple[Tensor, ...]: return tuple(getattr(self, f.name) for f in fields(self))
+  def tensors(self) -> tuple[Tensor, ...]:
+    return tuple(getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None)
   def realize(self) -> State:
     Tensor.realize(*self.tensors())
     return self

@@ -72,7 +72,7 @@ def solve_once(joint: dict, kick_pos, kick_rot, error_fn, iterations: int = 1):
   if angle > 0: p[0, 1, 3:7] = quat_mul(axis_angle(kick_rot, angle), p[0, 1, 3:7])
   work = np.concatenate([p, np.zeros(p.shape[:-1] + (WORK_WIDTH - p.shape[-1],))], -1)
   out, lam = Tensor(work, dtype=dtypes.float64, device="CPU").contiguous().realize(), init_lambda(model)
-  for _ in range(iterations): out, lam = solve(model, out, lam, model.dt / model.substeps)
+  for _ in range(iterations): out, lam, _ = solve(model, out, lam, model.dt / model.substeps)
   o = out.numpy()
   m = 1.0 / model.body_inv_mass.numpy()
   inertia = 1.0 / model.body_inv_inertia.numpy()
@@ -96,3 +96,25 @@ def impulse_pair_bound(gap: float, impulse: float) -> float:
 
 def point_error(model, p) -> float:
   return float(anchor_errors(model, p[..., 0:3], p[..., 3:7]).max())
+
+
+def record(scene, steps: int, batch: int = 1, edit=None) -> dict:
+  """Roll a scene (a name in scenes/ or a dict) forward `steps` env-steps from its initial state, sampling every
+  step. edit(sim, state) -> state may change the initial state. Returns numpy arrays t (T,), pos/vel/angvel
+  (T, B, nbody, 3), quat (T, B, nbody, 4), the model and the initial state's arrays as index 0."""
+  import engine
+  model = engine.load_scene(SCENES / f"{scene}.json" if isinstance(scene, str) else scene)
+  sim = engine.Simulator(model, batch=batch)
+  s0 = sim.reset()
+  if edit is not None: s0 = edit(sim, s0)
+  _, frames = sim.rollout(s0, steps, record_every=1)
+  frames = [s0] + frames
+  out = {k: np.stack([getattr(f, f"body_{k}").numpy() for f in frames]) for k in ("pos", "quat", "vel", "angvel")}
+  out["t"] = np.array([float(f.time.numpy()[0]) for f in frames])
+  out["model"] = model
+  return out
+
+
+def peaks(y: np.ndarray) -> np.ndarray:
+  """Indices of strict local maxima of a 1-D series."""
+  return np.nonzero((y[1:-1] >= y[:-2]) & (y[1:-1] > y[2:]))[0] + 1

@@ -1,0 +1,55 @@
+"""Analytic contact targets (DESIGN sec. 7): bounce heights, sliding stop distance, rolling down an incline."""
+import math
+import numpy as np
+import pytest
+from helpers import peaks, record
+
+G = 9.81
+
+
+@pytest.fixture(scope="module")
+def bounce():
+  return record("bounce", int(2.2 * 240))
+
+
+def test_verify_bounce_heights(bounce):
+  """A sphere (e = 0.8) dropped from h0 = 1 m (its lowest point): the n-th apex is e^(2n) h0 (DESIGN sec. 7)."""
+  r = float(bounce["model"].geom_size.numpy()[1, 0])
+  z = bounce["pos"][:, 0, 0, 2].astype(np.float64) - r
+  h0 = z[0]
+  apex = z[peaks(z)][:3]
+  assert len(apex) == 3, f"expected 3 bounces in 2.2 s, apexes {apex}"
+  want = h0 * 0.8 ** (2 * np.arange(1, 4))
+  np.testing.assert_allclose(apex, want, rtol=0.03)
+  assert z.min() > -1e-3, f"the sphere sank {-z.min() * 1e3:.2f} mm into the ground at impact"
+
+
+def test_verify_slide_stop_distance():
+  """A box launched at v0 = 2 m/s with mu = 0.5 stops after v0^2 / (2 mu g) and stays stopped."""
+  run = record("slide", int(0.6 * 240))
+  x, vx = run["pos"][:, 0, 0, 0], run["vel"][:, 0, 0, 0]
+  want = 2.0 ** 2 / (2 * 0.5 * G)
+  assert abs(x[-1] - x[0] - want) < 0.03 * want, f"stopped after {x[-1] - x[0]:.4f} m, want {want:.4f} m"
+  stop = int(np.argmax(np.abs(vx) < 1e-3))
+  assert stop > 0 and abs(stop * (1 / 240) - 2.0 / (0.5 * G)) < 0.03 * 2.0 / (0.5 * G), "stop time off"
+  assert np.abs(vx[stop:]).max() < 1e-3 and np.abs(run["angvel"][-1]).max() < 1e-3, "the box creeps after stopping"
+  assert abs(run["pos"][:, 0, 0, 2] - 0.1).max() < 1e-3, "the box sank or hopped while sliding"
+
+
+def test_verify_incline_rolls():
+  """A solid sphere on a 20 deg plane rolls without slipping: acceleration 5/7 g sin(theta) along the slope."""
+  run = record("incline", int(1.0 * 240))
+  th = math.radians(20.0)
+  down = np.array([math.cos(th), 0.0, -math.sin(th)])            # along the plane, downhill (+x)
+  s = (run["pos"][:, 0, 0] - run["pos"][0, 0, 0]) @ down
+  t = run["t"]
+  a = np.polyfit(t, s, 2)[0] * 2
+  want = 5.0 / 7.0 * G * math.sin(th)
+  assert abs(a - want) < 0.03 * want, f"acceleration {a:.4f} m/s^2, want {want:.4f}"
+  # rolling: the contact point is at rest, v = w x (r n) with n the plane normal
+  r = float(run["model"].geom_size.numpy()[1, 0])
+  n = np.array([math.sin(th), 0.0, math.cos(th)])
+  slip = run["vel"][:, 0, 0] - np.cross(run["angvel"][:, 0, 0], r * n)
+  assert np.abs(slip[24:]).max() < 0.01 * np.abs(run["vel"][-1, 0, 0]).max(), "the sphere slips"
+  gap = (run["pos"][:, 0, 0] @ n) - r                             # centre height above the plane minus r
+  assert np.abs(gap).max() < 1e-3, f"left the plane or sank: {np.abs(gap).max() * 1e3:.2f} mm"
