@@ -29,10 +29,13 @@ class RolloutGrad:
     self.model, self.wrt = model, tuple(wrt)
     self.h, self.damping, self.contacts = model.dt / model.substeps, has_damping(model), has_contacts(model)
     Tensor.realize(*model.tensors().values())
-    self._pairs = TinyJit(lambda p: find_pairs(self.model, p)[0].contiguous().realize())
+    def pairs(p): return find_pairs(self.model, p)[0].contiguous().realize()
+    # plane pairs alone are a constant table (nothing to JIT); the broadphase is worth one
+    self._pairs = TinyJit(pairs) if model.pair_capacity else pairs
     self._fwd = TinyJit(lambda p, *pairs: self._substep(p, pairs).realize())
     self._vjp = TinyJit(self._vjp_fn)
-    self._pairs.cnt = self._fwd.cnt = self._vjp.cnt = 1   # capture on the first call (engine/simulator.py _runner)
+    self._fwd.cnt = self._vjp.cnt = 1   # capture on the first call (engine/simulator.py _runner)
+    if model.pair_capacity: self._pairs.cnt = 1
 
   def _substep(self, packed: Tensor, pairs: tuple) -> Tensor:
     plan = plan_from_pairs(self.model, pairs[0]) if pairs else None

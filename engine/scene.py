@@ -82,7 +82,7 @@ def _collision(scene) -> dict:
                    sorted(counts.items(), key=lambda kv: (GEOM_TYPES.index(kv[0][0]), GEOM_TYPES.index(kv[0][1]))))
   slots = scene["contact"].get("hash_slots", max(1, min(len(hashed), 8)))
   return {"contact_enabled": on, "collide_exclude": exclude, "pair_capacity": capacity, "hash_slots": slots,
-          "contact_beta": scene["contact"]["softplus_beta"]}
+          "contact_beta": scene["contact"]["softplus_beta"], "contact_margin": scene["contact"]["margin"]}
 
 
 def _body_index(bodies, name) -> int:

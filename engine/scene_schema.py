@@ -23,11 +23,14 @@ PALETTE = ((0.12, 0.47, 0.71, 1.0), (1.0, 0.5, 0.05, 1.0), (0.17, 0.63, 0.17, 1.
            (0.58, 0.4, 0.74, 1.0), (0.55, 0.34, 0.29, 1.0), (0.89, 0.47, 0.76, 1.0), (0.74, 0.74, 0.13, 1.0),
            (0.09, 0.75, 0.81, 1.0), (0.5, 0.5, 0.5, 1.0))
 GROUND_RGBA, STATIC_RGBA = (0.85, 0.85, 0.85, 1.0), (0.6, 0.6, 0.6, 1.0)
-QUAT_TOL = 1e-6  # a quaternion further than this from unit norm is a mistake, not rounding
+QUAT_TOL = 1e-6
+# [m] broadphase AABB growth beyond 2 dt |v|: a body at rest that is hit mid-step starts moving before the next
+# broadphase (a Newton's cradle's balls 1 mm apart), so pairs this close are kept as candidates
+DEFAULT_MARGIN = 0.01  # a quaternion further than this from unit norm is a mistake, not rounding
 
 _TOP_KEYS = ("name", "gravity", "dt", "substeps", "iterations", "relaxation", "contact", "camera", "world", "bodies",
              "joints")
-_CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta")
+_CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "margin")
 _BODY_KEYS = ("name", "pos", "quat", "vel", "angvel", "mass", "inertia", "geoms")
 _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution", "rgba", "name")
 _JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping", "collide")
@@ -112,7 +115,7 @@ def validate(raw, default_name: str = "scene") -> dict:
 
 def _contact(v, path) -> dict:
   """Collision settings; absent fields are derived from the scene by engine/scene.py (docs/scenes.md)."""
-  c = _obj(v, path, "an object {enabled, pair_capacity, hash_slots, softplus_beta}")
+  c = _obj(v, path, "an object {enabled, pair_capacity, hash_slots, softplus_beta, margin}")
   _keys(c, path, _CONTACT_KEYS, ())
   enabled = c.get("enabled", True)
   if not isinstance(enabled, bool): _fail(f"{path}.enabled", f"expected true or false, got {show(enabled)}")
@@ -120,6 +123,7 @@ def _contact(v, path) -> dict:
   for k in ("pair_capacity", "hash_slots"):
     if k in c: out[k] = _int(c[k], f"{path}.{k}", 1)
   out["softplus_beta"] = _num(c.get("softplus_beta", 0.0), f"{path}.softplus_beta", lo=0.0, unit=" [1/m]")
+  out["margin"] = _num(c.get("margin", DEFAULT_MARGIN), f"{path}.margin", lo=0.0, unit=" [m]")
   return out
 
 

@@ -13,6 +13,7 @@ K Jacobi iterations reuse them) and stores each contact in its bodies' frames, s
 from __future__ import annotations
 from dataclasses import dataclass
 from tinygrad import Tensor, dtypes
+from oracle.broadphase import broadphase
 from oracle.collide import NARROWPHASE, Contact, Geom
 import importlib
 for _m in ("primitives", "box", "box_box"):  # registers the pair functions  TODO(wip): plain import once all exist
@@ -98,7 +99,6 @@ def find_pairs(model, packed: Tensor) -> tuple[Tensor, Tensor]:
   tables = [const([g for p in pairs for g in p], overflow).reshape(1, len(pairs), 2).expand(B, len(pairs), 2)
             for pairs in plane_pairs(model).values()]
   if model.pair_capacity:
-    from oracle.broadphase import broadphase  # TODO(wip): top-level import once it lands
     table = broadphase(model, packed)
     overflow = table.overflow
     tables += [table.pairs[(ta, tb)] for ta, tb, _ in model.pair_capacity]
@@ -121,7 +121,9 @@ def plan_from_pairs(model, pairs: Tensor, overflow: Tensor | None = None) -> Con
   blocks, dt = plan_blocks(model), model.body_inv_mass.dtype
   onehot = (pairs.unsqueeze(-1) == const(range(model.ngeom), pairs)).cast(dt)  # (B, Ptot, 2, ngeom)
   gtable, g2b = _geom_table(model)
-  pair_side, pair_body = (onehot @ gtable).contiguous(), (onehot @ g2b).contiguous()
+  # an empty slot reads as the world on both sides (identity orientation, no mass), so it computes finite zeros
+  empty = (pairs < 0).cast(dt).unsqueeze(-1) * const([float(i == ISWORLD) for i in range(SIDE)], gtable)
+  pair_side, pair_body = (onehot @ gtable + empty).contiguous(), (onehot @ g2b).contiguous()
   pair_valid = (pairs[..., 0] >= 0).cast(dt).contiguous()
   def per_contact(t: Tensor) -> Tensor:   # (B, Ptot, ...) -> (B, C, ...): each pair's row once per contact slot
     B, rest = t.shape[0], t.shape[2:]
@@ -147,7 +149,8 @@ def side_pose(rows: Tensor, side: Tensor, s: int) -> tuple[V3, Quat]:
 
 def _geom(x: V3, q: Quat, p: Tensor) -> Geom:
   gq = Quat(p[..., 3], p[..., 4], p[..., 5], p[..., 6])
-  return Geom(pos=x + q.rotate(V3(p[..., 0], p[..., 1], p[..., 2])), rot=q * gq, size=V3(p[..., 7], p[..., 8], p[..., 9]))
+  return Geom(pos=x + q.rotate(V3(p[..., 0], p[..., 1], p[..., 2])), rot=q * gq,
+              size=V3(p[..., 7], p[..., 8], p[..., 9]))
 
 
 def block_contacts(plan: ContactPlan, blk: Block, rows: Tensor) -> tuple[list[Contact], tuple]:

@@ -38,6 +38,7 @@ class Model:
   pair_capacity: tuple            # ((type_a, type_b, capacity), ...): broadphase pair slots per env per type pair
   hash_slots: int                 # broadphase: geoms one hash bucket holds; more are counted as overflow
   contact_beta: float             # [1/m] softplus penetration sharpness (DESIGN sec. 3); 0 = exact max(depth, 0)
+  contact_margin: float           # [m] broadphase AABBs grow by this beyond 2 dt (|v| + |w| rho)
   # --- tensors ---
   gravity: Tensor                 # (3,) [m/s^2]
   body_inv_mass: Tensor           # (nbody,) [1/kg], 0 for a kinematic body
