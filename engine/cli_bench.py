@@ -23,11 +23,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "scenes"
 RESULTS = ROOT / "bench" / "results.json"
-ANCHOR_TOL = 1e-3  # [m] a joint that opens by more than a millimetre over a short run is a solver bug, not drift
+ANCHOR_TOL = 1e-3  # [m] a joint that opens, or a contact that sinks, by more than a millimetre is a solver bug
 # (scene, batch, steps): small batches are cheap per step, so they get more steps for a stable median
-DEFAULT_SET = (("pendulum", 1, 240), ("pendulum", 256, 240), ("pendulum", 4096, 120), ("chain", 64, 120))
+DEFAULT_SET = (("pendulum", 1, 240), ("pendulum", 256, 240), ("pendulum", 4096, 120), ("chain", 64, 120),
+               ("drop", 256, 120), ("stack10", 1, 120), ("stack10", 64, 60), ("pile", 16, 60))
 QUICK_SET = (("pendulum", 1, 8),)
-DEFAULT_BATCHES = {"pendulum": (1, 256, 4096), "chain": (64,)}
+DEFAULT_BATCHES = {"pendulum": (1, 256, 4096), "chain": (64,), "drop": (256,), "stack10": (1, 64), "pile": (16,)}
 
 
 def scene_path(scene) -> Path:
@@ -59,11 +60,14 @@ def joint_errors(model, body_pos: np.ndarray, body_quat: np.ndarray) -> np.ndarr
   return err
 
 
-def state_check(model, state) -> float:
-  """Largest joint anchor error [m] over envs and joints; inf when the state is not finite (the run blew up)."""
+def state_check(model, state) -> tuple[float, float]:
+  """(largest joint anchor error, deepest contact penetration) [m] over envs; inf when the state is not finite."""
+  from oracle.contacts import max_penetration
+  from oracle.packed import pack_state
   pos, quat = state.body_pos.numpy(), state.body_quat.numpy()
-  if not (np.isfinite(pos).all() and np.isfinite(quat).all()): return float("inf")
-  return float(joint_errors(model, pos, quat).max()) if model.njoint else 0.0
+  if not (np.isfinite(pos).all() and np.isfinite(quat).all()): return float("inf"), float("inf")
+  joints = float(joint_errors(model, pos, quat).max()) if model.njoint else 0.0
+  return joints, float(max_penetration(model, pack_state(state).contiguous()).max().item())
 
 
 def environment(device: str) -> dict:
@@ -100,7 +104,7 @@ def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = 
   compile_s = time.perf_counter() - t0
   state = sim.rollout(state, steps)  # warm-up at the timed length (allocations, caches)
   dev.synchronize()
-  worst = state_check(model, state)
+  worst, deepest = state_check(model, state)
   times, kernels = [], 0
   for _ in range(runs):
     GlobalCounters.reset()
@@ -109,15 +113,18 @@ def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = 
     dev.synchronize()
     times.append(time.perf_counter() - t0)
     kernels += GlobalCounters.kernel_count
-    worst = max(worst, state_check(model, state))  # outside the timed region
+    w, d = state_check(model, state)  # outside the timed region
+    worst, deepest = max(worst, w), max(deepest, d)
   run_s = statistics.median(times)
   kps = kernels / (runs * steps)  # includes the one state copy per rollout, negligible over many steps
   sim_seconds = float(state.time.numpy()[0])
   return {"scene": model.name, "batch": batch, "steps": steps, "steps_per_call": steps_per_call,
           "compile_s": compile_s, "run_s": run_s, "runs_s": times, "env_steps_per_s": batch * steps / run_s,
           "kernels_per_step": kps, "us_per_kernel": 1e6 * run_s / steps / kps if kps else None,
-          "check": "max joint anchor error [m]", "max_anchor_err_m": worst, "check_tol_m": ANCHOR_TOL,
-          "check_ok": bool(worst <= ANCHOR_TOL), "sim_seconds": sim_seconds, **environment(str(sim.device))}
+          "check": "max joint anchor error and max contact penetration [m]", "max_anchor_err_m": worst,
+          "max_penetration_m": deepest, "check_tol_m": ANCHOR_TOL,
+          "check_ok": bool(worst <= ANCHOR_TOL and deepest <= ANCHOR_TOL), "sim_seconds": sim_seconds,
+          **environment(str(sim.device))}
 
 
 def _fmt_rate(x: float) -> str:
@@ -127,13 +134,14 @@ def _fmt_rate(x: float) -> str:
 def table(results: list[dict]) -> str:
   """Markdown table of bench() results."""
   head = ("scene", "batch", "steps", "steps/call", "compile [s]", "median run [s]", "env-steps/s", "kernels/step",
-          "us/kernel", "max anchor err [m]", "check")
+          "us/kernel", "max anchor err [m]", "max penetration [m]", "check")
   rows = ["| " + " | ".join(head) + " |", "|" + "|".join(" --- " for _ in head) + "|"]
   for r in results:
     us = f"{r['us_per_kernel']:.1f}" if r["us_per_kernel"] is not None else "-"
     rows.append(f"| {r['scene']} | {r['batch']} | {r['steps']} | {r['steps_per_call']} | {r['compile_s']:.1f} | "
                 f"{r['run_s']:.3f} | {_fmt_rate(r['env_steps_per_s'])} | {r['kernels_per_step']:.0f} | {us} | "
-                f"{r['max_anchor_err_m']:.2e} | {'ok' if r['check_ok'] else 'FAIL'} |")
+                f"{r['max_anchor_err_m']:.2e} | {r.get('max_penetration_m', 0.0):.2e} | "
+                f"{'ok' if r['check_ok'] else 'FAIL'} |")
   return "\n".join(rows)
 
 

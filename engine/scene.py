@@ -80,7 +80,7 @@ def _collision(scene) -> dict:
   # default: every possible pair, up to 8 per geom of the pair's types (a dense pile touches ~6 neighbours each)
   capacity = tuple((a, b, min(n, want if want else 8 * (per_type[a] + per_type[b]))) for (a, b), n in
                    sorted(counts.items(), key=lambda kv: (GEOM_TYPES.index(kv[0][0]), GEOM_TYPES.index(kv[0][1]))))
-  slots = scene["contact"].get("hash_slots", max(1, min(len(hashed), 8)))
+  slots = scene["contact"].get("hash_slots", max(1, min(len(hashed), 16)))
   return {"contact_enabled": on, "collide_exclude": exclude, "pair_capacity": capacity, "hash_slots": slots,
           "contact_beta": scene["contact"]["softplus_beta"], "contact_margin": scene["contact"]["margin"]}
 

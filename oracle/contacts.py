@@ -204,3 +204,17 @@ def penetration(model, packed: Tensor, beta: float | None = None) -> Tensor:
       d = c.depth()
       total = total + (c.valid & pvalid).where(softplus(d, beta) if beta > 0 else d.maximum(0.0), 0.0).sum(-1)
   return total
+
+
+def max_penetration(model, packed: Tensor) -> Tensor:
+  """Deepest penetration [m] per env (B,) over every contact at the pose `packed` (B, nbody, 13): a check, not
+  part of the step (a resting contact settles at a few micrometres; a solver bug shows as millimetres)."""
+  deepest = packed[:, 0, 0] * 0.0
+  if not has_contacts(model): return deepest
+  plan = contact_plan(model, packed, realize=False)
+  rows = side_rows(plan.pair_body, packed)
+  for blk in plan.blocks:
+    contacts, (*_, pvalid) = block_contacts(plan, blk, rows)
+    for c in contacts:
+      deepest = deepest.maximum((c.valid & pvalid).where(c.depth(), 0.0).max(-1))
+  return deepest
