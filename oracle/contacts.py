@@ -15,10 +15,7 @@ from dataclasses import dataclass
 from tinygrad import Tensor, dtypes
 from oracle.broadphase import broadphase
 from oracle.collide import NARROWPHASE, Contact, Geom
-import importlib
-for _m in ("primitives", "box", "box_box"):  # registers the pair functions  TODO(wip): plain import once all exist
-  try: importlib.import_module(f"oracle.collide.{_m}")
-  except ModuleNotFoundError: pass
+from oracle.collide import box, box_box, primitives  # noqa: F401  (importing registers the pair functions)
 from oracle.math3 import V3, Quat, const
 from oracle.types import GEOM_TYPES, WORLD
 
