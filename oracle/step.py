@@ -14,7 +14,8 @@ from oracle.solve import init_lambda, solve
 from oracle.types import Model, State
 from oracle.velocity import contact_velocity, has_damping, joint_damping, recover
 
-STAGES = ("broadphase", "integrate", "narrowphase", "solve", "recover", "contact_velocity", "joint_damping")  # mirrored by the WGSL kernel's function names
+# mirrored by the WGSL kernel's function names
+STAGES = ("broadphase", "integrate", "narrowphase", "solve", "recover", "contact_velocity", "joint_damping")
 
 
 def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: ContactPlan | None = None) -> Tensor:

@@ -19,7 +19,8 @@ def contact_velocity(model, plan, contacts: Tensor, clam: Tensor, packed: Tensor
   """Dynamic friction and restitution of every contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35
   there), one impulse per contact along the velocity change it asks for, averaged per body like the position solve.
 
-  Friction is an impulse of at most h mu f_n against the slip, f_n = lambda_n / h^2 the normal force of the solve. Restitution sets the approach speed to -e times the approach speed before the solve (from the narrowphase,
+  Friction is an impulse of at most h mu f_n against the slip, f_n = lambda_n / h^2 the normal force of the solve.
+  Restitution sets the approach speed to -e times the approach speed before the solve (from the narrowphase,
   after integrate), and to zero when that was below 2 |g| h (a resting contact must not bounce on gravity alone)."""
   rows = side_rows(plan.contact_body, packed).contiguous()
   s1, s2 = contact_sides(rows, plan.contact_side)
