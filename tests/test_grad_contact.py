@@ -32,7 +32,8 @@ def check_drop_height(scene: dict, steps: int) -> float:
 
   With exact contacts the impact substep projects the body onto the ground and restitution sets its speed from the
   speed before that substep, which only depends on the substep's index: z_T is piecewise constant in z_0 and both
-  derivatives are ~0 (1e-4 here, from friction). The softplus contact (DESIGN sec. 3, "on for gradient work") makes it smooth and non-zero."""
+  derivatives are ~0 (1e-4 here, from friction). The softplus contact (DESIGN sec. 3, "on for gradient work")
+  makes it smooth and non-zero."""
   model = engine.load_scene(scene, **F64)
   sim = engine.Simulator(model, batch=2)
   s = sim.reset()
