@@ -35,11 +35,10 @@ def simulate(model, batch: int, seconds: float, fps: float, seed: int = 0) -> tu
   sim = Simulator(model, batch=batch, steps_per_call=1)
   state = sim.reset(seed=seed, noise=0.05 if batch > 1 else 0.0)
   t0 = time.perf_counter()
-  _, frames = sim.rollout(state, nframes * every, record_every=every)   # one state per frame, 1-step JIT calls
-  pos, quat = [f.body_pos.numpy() for f in frames], [f.body_quat.numpy() for f in frames]
+  _, rec = sim.trajectory(state, nframes * every, every=every)   # one state per frame, 1-step JIT calls
   info = {"frames": nframes, "steps_per_frame": every, "sim_seconds": nframes * every * model.dt,
           "wall_s": time.perf_counter() - t0}
-  return np.stack(pos), np.stack(quat), info
+  return rec["pos"][1:], rec["quat"][1:], info
 
 
 def cmd_render(args) -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import warnings
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
-from oracle.packed import pack_state, unpack_state
+from oracle.packed import ANGVEL, POS, QUAT, VEL, pack_state, unpack_state
 from oracle.step import step_packed, step_packed_plan
 from oracle.types import Model, State
 from oracle.velocity import has_damping
@@ -111,8 +111,31 @@ class Simulator:
       return unpack_state(step_packed(self.model, pack_state(state), self.damping), state.time + self.model.dt)
     return self._copy(*self._advance(pack_state(state).contiguous().realize(), state.time.contiguous().realize(), 1))
 
+  def trajectory(self, state: State, steps: int, every: int = 1) -> tuple[State, dict[str, np.ndarray]]:
+    """Advance `steps` env-steps and record the state after every `every`-th step (and the initial one) as numpy:
+    t (T,) [s], pos/vel/angvel (T, B, nbody, 3), quat (T, B, nbody, 4), overflow (T, B) dropped contact pairs.
+    One host copy of the packed state per record and no Tensor kept per frame: the way to record long runs (tinygrad
+    scans every live Tensor when it realises one, so thousands of kept frame States make each read slow)."""
+    self._check(state, None)
+    if not (isinstance(every, int) and every >= 1): raise ValueError(f"every: expected a positive int, got {every!r}")
+    packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
+    rows, times, dropped = [packed.numpy()], [time.numpy()], [np.zeros(self.batch, np.int32)]
+    done = 0
+    while done < steps:
+      k = min(every, steps - done)
+      packed, time, overflow = self._advance(packed, time, k)
+      done += k
+      rows.append(packed.numpy())
+      times.append(time.numpy())
+      dropped.append(overflow.numpy())
+    p = np.stack(rows)
+    out = {"t": np.stack(times)[:, 0], "pos": p[..., POS], "quat": p[..., QUAT], "vel": p[..., VEL],
+           "angvel": p[..., ANGVEL], "overflow": np.stack(dropped)}
+    return self._copy(packed, time, overflow if steps else None), out
+
   def rollout(self, state: State, steps: int, record_every: int = 0) -> State | tuple[State, list[State]]:
-    """Advance `steps` env-steps. With record_every=n > 0 also returns the states after every n-th step (copies)."""
+    """Advance `steps` env-steps. With record_every=n > 0 also returns the states after every n-th step (copies; for
+    long recordings use trajectory(), which keeps numpy arrays instead of a State per frame)."""
     self._check(state, None)
     if self.differentiable:
       for _ in range(steps): state = self.step(state)

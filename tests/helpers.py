@@ -107,10 +107,7 @@ def record(scene, steps: int, batch: int = 1, edit=None) -> dict:
   sim = engine.Simulator(model, batch=batch)
   s0 = sim.reset()
   if edit is not None: s0 = edit(sim, s0)
-  _, frames = sim.rollout(s0, steps, record_every=1)
-  frames = [s0] + frames
-  out = {k: np.stack([getattr(f, f"body_{k}").numpy() for f in frames]) for k in ("pos", "quat", "vel", "angvel")}
-  out["t"] = np.array([float(f.time.numpy()[0]) for f in frames])
+  _, out = sim.trajectory(s0, steps)
   out["model"] = model
   return out
 

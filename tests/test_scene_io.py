@@ -57,6 +57,21 @@ def check_geoms_in_world(scene: dict, a: dict):
       k += 1
 
 
+def lowest_points(model, a: dict) -> np.ndarray:
+  """World height [m] of the lowest point of every body geom at the initial pose: the centre minus its extent along
+  world z (sphere r; capsule r + |axis_z| half length; box the half extents projected on z)."""
+  out = []
+  for g, (kind, b) in enumerate(zip(model.geom_type, model.geom_body)):
+    if b < 0: continue
+    q = quat_mul(a["body_quat0"][b], a["geom_quat"][g])
+    z = (a["body_pos0"][b] + quat_rotate(a["body_quat0"][b], a["geom_pos"][g]))[2]
+    r = quat_to_mat(q)[2]          # the world z row: local axis i reaches r[i] per unit length
+    size = a["geom_size"][g]
+    reach = {"sphere": size[0], "capsule": size[0] + abs(r[2]) * size[1], "box": np.abs(r) @ size}[kind]
+    out.append(z - reach)
+  return np.array(out)
+
+
 # --- shipped scenes ---
 
 @pytest.mark.parametrize("path", SCENES, ids=[Path(p).stem for p in SCENES])
@@ -70,9 +85,10 @@ def test_scene_io_shipped_scene_loads(path):
   assert (a["body_inv_mass"] > 0).all() and (a["body_inv_inertia"] > 0).all()
   for q in ("body_quat0", "geom_quat", "jnt_relquat"):
     np.testing.assert_allclose(np.linalg.norm(a[q], axis=-1), 1.0, atol=1e-12, err_msg=q)
-  # the ground plane, and every body above it at the start
+  # the ground plane, and every body geom on or above it at the start (resting scenes start exactly touching)
   assert model.geom_type[0] == "plane" and model.geom_body[0] == -1 and a["geom_pos"][0, 2] == 0.0
-  assert (a["body_pos0"][:, 2] > 0.1).all()
+  lowest = lowest_points(model, a)
+  assert (lowest >= -1e-9).all(), f"geoms start below the ground: lowest points {lowest}"
   # each joint's two anchors are the same world point, except distance joints (their own pair of points)
   anchor_p, anchor_c = world_points(a, model, "parent", "anchor"), world_points(a, model, "child", "anchor")
   scene = load_scene_dict(path)

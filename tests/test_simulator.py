@@ -41,6 +41,14 @@ def test_simulator_rollout_records_frames(sim):
   np.testing.assert_allclose([f.time.numpy()[0] for f in frames], np.array([4, 8, 10]) * sim.model.dt, rtol=1e-6)
   np.testing.assert_array_equal(final.body_pos.numpy(), frames[-1].body_pos.numpy())
   np.testing.assert_array_equal(sim.rollout(sim.reset(), 10).body_pos.numpy(), final.body_pos.numpy())
+  # trajectory: the same states as numpy, the initial one first
+  last, rec = sim.trajectory(sim.reset(), 10, every=4)
+  assert rec["pos"].shape == (4, 3, 1, 3) and rec["quat"].shape == (4, 3, 1, 4) and rec["overflow"].shape == (4, 3)
+  np.testing.assert_allclose(rec["t"], np.array([0, 4, 8, 10]) * sim.model.dt, rtol=1e-6)
+  np.testing.assert_array_equal(rec["pos"][0], sim.reset().body_pos.numpy())
+  for f, k in zip(frames, range(1, 4)):
+    np.testing.assert_array_equal(rec["vel"][k], f.body_vel.numpy())
+  np.testing.assert_array_equal(last.body_quat.numpy(), rec["quat"][-1])
 
 
 def test_simulator_bad_input_is_named(sim):

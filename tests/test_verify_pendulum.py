@@ -19,11 +19,8 @@ def run():
   s0 = s0.replace(body_pos=Tensor(np.stack([p for p, _ in poses])[:, None].astype(np.float32)),
                   body_quat=Tensor(np.stack([q for _, q in poses])[:, None].astype(np.float32)))
   steps = int(3.1 / model.dt)
-  _, frames = sim.rollout(s0, steps, record_every=1)
-  t = np.array([f.time.numpy()[0] for f in frames])
-  pos = np.stack([f.body_pos.numpy() for f in frames])     # (T, B, 1, 3)
-  quat = np.stack([f.body_quat.numpy() for f in frames])
-  return model, t, pos, quat
+  _, rec = sim.trajectory(s0, steps)
+  return model, rec["t"][1:], rec["pos"][1:], rec["quat"][1:]   # the states after each step: (T,), (T, B, 1, 3/4)
 
 
 def small_angle_period(model) -> tuple[float, float]:

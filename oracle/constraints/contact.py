@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from tinygrad import Tensor
 from oracle.constraints import register
 from oracle.math3 import V3
-from oracle.xpbd import EPS, Correction, Side, apply, chain
+from oracle.xpbd import EPS, Correction, Side, chain
 
 
 @dataclass(frozen=True)
@@ -59,16 +59,16 @@ def contact(model, c: ContactIn, s1: Side, s2: Side, lam: tuple, h: float) -> tu
   normal, pn = push(s1, s2, oa, ob, c.n, err, on)
   lam_n = lam[0] + pn
   # static friction: the contact points' relative tangential motion since the substep began, undone when the
-  # multiplier it needs stays inside the friction cone (M20 sec. 3.5: lambda_t < mu_s lambda_n)
-  t1, t2 = apply(s1, s2, normal)
-  oa2, ob2 = t1.q.rotate(c.ra), t2.q.rotate(c.rb)
-  move_a = c.disp_a + normal.dx1 + (c.rot_a + normal.dth1).cross(oa2)   # first order, like recover (D + TH x r)
-  move_b = c.disp_b + normal.dx2 + (c.rot_b + normal.dth2).cross(ob2)
-  dp = move_a - move_b
+  # multiplier it needs stays inside the friction cone (M20 sec. 3.5: lambda_t < mu_s lambda_n). The motion is read
+  # from the Jacobi snapshot, without this contact's own normal correction: that correction is not what the body
+  # does (the per-body average mixes it with the other contacts'), and at a box corner its rotation moves the point
+  # sideways, outwards, so counting it made the cone test fail on one side of a resting box and held it on the
+  # other: the box crept at ~1.4 mm/s (measured on drop.json) instead of standing still.
+  dp = (c.disp_a + c.rot_a.cross(oa)) - (c.disp_b + c.rot_b.cross(ob))  # first order, like recover (D + TH x r)
   dpt = dp - c.n * dp.dot(c.n)
   slip, t, moving = dpt.norm_dir(EPS)
-  w = t1.inv_mass_at(oa2, t) + t2.inv_mass_at(ob2, t)
+  w = s1.inv_mass_at(oa, t) + s2.inv_mass_at(ob, t)
   pt = slip / (w + 1e-30)
   stick = on & moving & ((lam[1] + pt) < c.friction * lam_n)
-  fric, pt = push(t1, t2, oa2, ob2, t, slip, stick)
+  fric, pt = push(s1, s2, oa, ob, t, slip, stick)
   return chain(normal, fric), (lam_n, lam[1] + pt), touching
