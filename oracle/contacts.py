@@ -205,13 +205,18 @@ def penetration(model, packed: Tensor, beta: float | None = None) -> Tensor:
 
 def max_penetration(model, packed: Tensor) -> Tensor:
   """Deepest penetration [m] per env (B,) over every contact at the pose `packed` (B, nbody, 13): a check, not
-  part of the step (a resting contact settles at a few micrometres; a solver bug shows as millimetres)."""
+  part of the step (a resting contact settles at a few micrometres; a solver bug shows as millimetres). Realised
+  stage by stage like the step (plan, gathered rows, one kernel per block): one lazy graph of the whole broadphase
+  and narrowphase fuses into kernels that take clang minutes to compile."""
+  packed = packed.detach().contiguous().realize()
   deepest = packed[:, 0, 0] * 0.0
-  if not has_contacts(model): return deepest
-  plan = contact_plan(model, packed, realize=False)
-  rows = side_rows(plan.pair_body, packed)
+  if not has_contacts(model): return deepest.realize()
+  plan = contact_plan(model, packed, realize=True)
+  rows = side_rows(plan.pair_body, packed).contiguous().realize()
   for blk in plan.blocks:
     contacts, (*_, pvalid) = block_contacts(plan, blk, rows)
-    for c in contacts:
-      deepest = deepest.maximum((c.valid & pvalid).where(c.depth(), 0.0).max(-1))
+    # the depths as one elementwise kernel, then the reduction: a reduction over the heavy narrowphase expression
+    # itself gets it unrolled by tinygrad's heuristics, and clang then takes minutes per block (measured on pile)
+    depth = Tensor.stack(*((c.valid & pvalid).where(c.depth(), 0.0) for c in contacts), dim=-1).contiguous()
+    deepest = deepest.maximum(depth.max((-2, -1))).realize()
   return deepest
