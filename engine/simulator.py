@@ -111,6 +111,15 @@ class Simulator:
       return unpack_state(step_packed(self.model, pack_state(state), self.damping), state.time + self.model.dt)
     return self._copy(*self._advance(pack_state(state).contiguous().realize(), state.time.contiguous().realize(), 1))
 
+  def _chunks(self, packed: Tensor, time: Tensor, steps: int, every: int):
+    """Yield (packed, time, overflow) after every `every` env-steps, and after the last step."""
+    done = 0
+    while done < steps:
+      k = min(every, steps - done)
+      packed, time, overflow = self._advance(packed, time, k)
+      done += k
+      yield packed, time, overflow
+
   def trajectory(self, state: State, steps: int, every: int = 1) -> tuple[State, dict[str, np.ndarray]]:
     """Advance `steps` env-steps and record the state after every `every`-th step (and the initial one) as numpy:
     t (T,) [s], pos/vel/angvel (T, B, nbody, 3), quat (T, B, nbody, 4), overflow (T, B) dropped contact pairs.
@@ -120,11 +129,7 @@ class Simulator:
     if not (isinstance(every, int) and every >= 1): raise ValueError(f"every: expected a positive int, got {every!r}")
     packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
     rows, times, dropped = [packed.numpy()], [time.numpy()], [np.zeros(self.batch, np.int32)]
-    done = 0
-    while done < steps:
-      k = min(every, steps - done)
-      packed, time, overflow = self._advance(packed, time, k)
-      done += k
+    for packed, time, overflow in self._chunks(packed, time, steps, every):
       rows.append(packed.numpy())
       times.append(time.numpy())
       dropped.append(overflow.numpy())
@@ -142,10 +147,5 @@ class Simulator:
       return state
     packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
     if record_every <= 0: return self._copy(*self._advance(packed, time, steps))
-    frames, done = [], 0
-    while done < steps:
-      k = min(record_every, steps - done)
-      packed, time, overflow = self._advance(packed, time, k)
-      done += k
-      frames.append(self._copy(packed, time, overflow))
-    return self._copy(packed, time, overflow), frames
+    frames = [self._copy(*chunk) for chunk in self._chunks(packed, time, steps, record_every)]
+    return (frames[-1] if frames else self._copy(packed, time)), frames

@@ -11,7 +11,8 @@ def test_verify_pile_settles_without_overflow():
   second), land on each other and the ground; every pair fits (no overflow), the state stays finite, nothing sinks
   more than 1 mm into anything, nothing falls through the ground or is thrown (speed < 5 m/s)."""
   model = engine.load_scene(SCENES / "pile.json")
-  _, run = engine.Simulator(model).trajectory(engine.Simulator(model).reset(), 180, every=30)
+  sim = engine.Simulator(model)
+  _, run = sim.trajectory(sim.reset(), 180, every=30)
   packed = np.concatenate([run["pos"], run["quat"], run["vel"], run["angvel"]], axis=-1)   # (T, 1, nbody, 13)
   assert np.isfinite(packed).all()
   assert int(run["overflow"].max()) == 0
