@@ -8,4 +8,7 @@ def __getattr__(name):
   if name == "Simulator":
     from engine.simulator import Simulator
     return Simulator
+  if name in ("make_env", "EnvCore", "VecEnv"):
+    import engine.env
+    return getattr(engine.env, name)
   raise AttributeError(f"module 'engine' has no attribute {name!r}")

@@ -13,6 +13,7 @@ from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType, _to_np_dtype
 
 from engine.mass import body_mass, principal_axes
+from engine.scene_actuators import actuator_arrays
 from engine.npquat import mat_to_quat, quat_canon, quat_conj, quat_mul, quat_rotate, quat_to_mat
 from engine.scene_schema import SceneError, read_scene, show, validate
 from oracle.types import GEOM_TYPES, WORLD, Model
@@ -44,6 +45,7 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     arrays, geom_paths = _bodies_and_geoms(scene)
     arrays.update(_joints(scene, arrays["body_pos0"], arrays["body_quat0"]))
     arrays["gravity"] = np.array(scene["gravity"])
+    arrays.update(actuator_arrays(scene))
   bodies, joints = scene["bodies"], scene["joints"]
   np_dtype = _to_np_dtype(dtype) if dtype in (dtypes.float16, dtypes.float32, dtypes.float64) else np.float64
   _check_finite(arrays, np_dtype, geom_paths)
@@ -56,6 +58,9 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     jnt_name=tuple(j["name"] for j in joints), jnt_type=tuple(j["type"] for j in joints),
     jnt_parent=tuple(WORLD if j["parent"] == "world" else _body_index(bodies, j["parent"]) for j in joints),
     jnt_child=tuple(_body_index(bodies, j["child"]) for j in joints),
+    nact=len(scene["actuators"]), act_name=tuple(a["name"] for a in scene["actuators"]),
+    act_type=tuple(a["type"] for a in scene["actuators"]),
+    act_joint=tuple(next(i for i, j in enumerate(joints) if j["name"] == a["joint"]) for a in scene["actuators"]),
     dt=scene["dt"], substeps=scene["substeps"], iterations=scene["iterations"], relaxation=scene["relaxation"],
     **_collision(scene), **tensors)
 
@@ -167,8 +172,9 @@ def _joints(scene, body_pos0: np.ndarray, body_quat0: np.ndarray) -> dict[str, n
       a_par = a_chi = np.array(j["anchor"])
       length = 0.0
     # hinge: its axis; other types: a harmless fixed frame, so every joint row has the same layout
-    axis = np.array(j["axis"]) if j["type"] == "hinge" else np.array([0.0, 0.0, 1.0])
-    ref = _perpendicular(axis) if j["type"] == "hinge" else np.array([1.0, 0.0, 0.0])
+    axial = j["type"] in ("hinge", "slide")
+    axis = np.array(j["axis"]) if axial else np.array([0.0, 0.0, 1.0])
+    ref = _perpendicular(axis) if axial else np.array([1.0, 0.0, 0.0])
     rows["jnt_anchor_parent"].append(quat_rotate(p_inv, a_par - p_pos))
     rows["jnt_anchor_child"].append(quat_rotate(c_inv, a_chi - c_pos))
     rows["jnt_axis_parent"].append(quat_rotate(p_inv, axis)), rows["jnt_axis_child"].append(quat_rotate(c_inv, axis))
@@ -195,6 +201,7 @@ def _check_finite(arrays: dict[str, np.ndarray], np_dtype, geom_paths: list[str]
     if not bad.any(): continue
     row = int(np.argwhere(bad)[0][0]) if bad.ndim else 0
     where = (k if k == "gravity" else f"bodies[{row}]" if k.startswith("body_") else
-             geom_paths[row] if k.startswith("geom_") else f"joints[{row}]")
+             geom_paths[row] if k.startswith("geom_") else f"actuators[{row}]" if k.startswith("act_") else
+             f"joints[{row}]")
     raise SceneError(f"{where}: {k} = {show(a[row].tolist() if a.ndim else float(a))} does not fit in "
                      f"{np.dtype(np_dtype).name}; the scene's numbers are too large or too small")

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 GEOM_KINDS = ("sphere", "capsule", "box", "plane")
-JOINT_KINDS = ("ball", "hinge", "fixed", "distance")
+JOINT_KINDS = ("ball", "hinge", "fixed", "distance", "slide")
 DEFAULTS = {"gravity": [0.0, 0.0, -9.81], "dt": 1.0 / 240.0, "substeps": 20, "iterations": 1, "relaxation": 1.0}
 # tab10-like colours: distinct, readable on a light ground; body geoms take the colour of their body
 PALETTE = ((0.12, 0.47, 0.71, 1.0), (1.0, 0.5, 0.05, 1.0), (0.17, 0.63, 0.17, 1.0), (0.84, 0.15, 0.16, 1.0),
@@ -29,13 +29,13 @@ QUAT_TOL = 1e-6
 DEFAULT_MARGIN = 0.01  # a quaternion further than this from unit norm is a mistake, not rounding
 
 _TOP_KEYS = ("name", "gravity", "dt", "substeps", "iterations", "relaxation", "contact", "camera", "world", "bodies",
-             "joints")
+             "joints", "actuators")
 _CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "margin")
 _BODY_KEYS = ("name", "pos", "quat", "vel", "angvel", "mass", "inertia", "geoms")
 _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution", "rgba", "name")
 _JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping", "collide")
 _JOINT_KEYS = {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis", "range"),
-               "distance": ("anchor_parent", "anchor_child", "length")}
+               "distance": ("anchor_parent", "anchor_child", "length"), "slide": ("anchor", "axis", "range")}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -110,6 +110,8 @@ def validate(raw, default_name: str = "scene") -> dict:
       _fail(f"joints[{j}].name", f"duplicate joint name {joint['name']!r} (also {seen[joint['name']]})")
     seen[joint["name"]] = f"joints[{j}]"
     out["joints"].append(joint)
+  from engine.scene_actuators import actuators  # the actuator checks live there (they use this file's leaf checks)
+  out["actuators"] = actuators(top.get("actuators", []), out["joints"])
   return out
 
 
@@ -211,7 +213,8 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
     if k not in own and any(k in ks for ks in _JOINT_KEYS.values()):
       _fail(f"{path}.{k}", f"not allowed for a {kind} joint (allowed: {', '.join(_JOINT_COMMON + own)})")
   required = ("type", "parent", "child") + {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis"),
-                                            "distance": ("anchor_parent", "anchor_child")}[kind]
+                                            "distance": ("anchor_parent", "anchor_child"),
+                                            "slide": ("anchor", "axis")}[kind]
   _keys(jd, path, _JOINT_COMMON + own, required)
   out = {"name": _name(jd.get("name", f"joint{index}"), f"{path}.name"), "type": kind}
   for side in ("parent", "child"):
@@ -235,15 +238,17 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
       out["length"] = length
   else:
     out["anchor"] = _vec(jd["anchor"], f"{path}.anchor", 3)
-  if kind == "hinge":
+  if kind in ("hinge", "slide"):
     out["axis"] = _unit(jd["axis"], f"{path}.axis")
     if "range" in jd:
       rng = _vec(jd["range"], f"{path}.range", 2)
-      if not -math.pi <= rng[0] < rng[1] <= math.pi:
+      if kind == "hinge" and not -math.pi <= rng[0] < rng[1] <= math.pi:
         _fail(f"{path}.range", f"expected [lo, hi] [rad] with -pi <= lo < hi <= pi, got {show(rng)}")
+      if kind == "slide" and not rng[0] < rng[1]: _fail(f"{path}.range", f"expected [lo, hi] [m], lo < hi, got {show(rng)}")
       out["range"] = rng
   out["compliance"] = _num(jd.get("compliance", 0.0), f"{path}.compliance", lo=0.0)
-  out["damping"] = _num(jd.get("damping", 0.0), f"{path}.damping", lo=0.0, unit=" [N m s/rad]")
+  unit = " [N s/m]" if kind == "slide" else " [N m s/rad]"
+  out["damping"] = _num(jd.get("damping", 0.0), f"{path}.damping", lo=0.0, unit=unit)
   collide = jd.get("collide", False)
   if not isinstance(collide, bool): _fail(f"{path}.collide", f"expected true or false, got {show(collide)}")
   out["collide"] = collide

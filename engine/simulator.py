@@ -62,22 +62,23 @@ class Simulator:
     state = unpack_state(packed.clone().realize(), time.clone().realize())  # JIT outputs are reused: copy
     return state if overflow is None else state.replace(contact_overflow=overflow.clone().realize())
 
-  def _check(self, state: State, ctrl) -> None:
+  def _check(self, state: State, ctrl) -> Tensor | None:
+    """Validate the state's shape and the controls; returns ctrl as a realised (batch, nact) Tensor of the model's
+    dtype (zeros when the model has actuators and ctrl is None), or None for a model without actuators."""
     want = (self.batch, self.model.nbody, 3)
     if tuple(state.body_pos.shape) != want:
       raise ValueError(f"state.body_pos: expected shape {want} (batch, nbody, 3), got {tuple(state.body_pos.shape)}")
-    if ctrl is not None:
-      raise ValueError("ctrl: this model has no actuators (0 controls); pass ctrl=None")
+    return check_ctrl(self.model, self.batch, ctrl, self.device)
 
   # --- stepping ---
   def _runner(self, k: int):
     """A TinyJit that advances the packed state k env-steps. Its output buffers are reused across calls."""
     if k not in self._jit:
       model, damping = self.model, self.damping
-      def run(packed: Tensor, time: Tensor):
+      def run(packed: Tensor, time: Tensor, ctrl: Tensor | None = None):
         overflow = None
         for _ in range(k):
-          packed, plan = step_packed_plan(model, packed, damping, eager=True)
+          packed, plan = step_packed_plan(model, packed, damping, eager=True, ctrl=ctrl)
           if plan is not None: overflow = plan.overflow if overflow is None else overflow + plan.overflow
         if overflow is None: overflow = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
         return packed.realize(), (time + k * model.dt).realize(), overflow.contiguous().realize()
@@ -89,12 +90,13 @@ class Simulator:
       self._jit[k] = jit
     return self._jit[k]
 
-  def _advance(self, packed: Tensor, time: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
-    """n env-steps in calls of steps_per_call, the remainder one step at a time (no new JIT per remainder). Also
-    returns the contact pairs dropped over the n steps per env, and warns when there were any."""
+  def _advance(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None = None
+               ) -> tuple[Tensor, Tensor, Tensor]:
+    """n env-steps in calls of steps_per_call, the remainder one step at a time (no new JIT per remainder), ctrl held
+    throughout. Also returns the contact pairs dropped over the n steps per env, and warns when there were any."""
     k, dropped = self.steps_per_call, None
     for j in [k] * (n // k) + [1] * (n % k):
-      packed, time, overflow = self._runner(j)(packed, time)
+      packed, time, overflow = self._runner(j)(packed, time, *(() if ctrl is None else (ctrl,)))
       if self.hashed: dropped = overflow.clone() if dropped is None else dropped + overflow
     if dropped is None: return packed, time, Tensor.zeros(self.batch, dtype=dtypes.int32, device=self.device)
     dropped = dropped.realize()
@@ -104,32 +106,37 @@ class Simulator:
                     "The count per env is State.contact_overflow.", RuntimeWarning, stacklevel=3)
     return packed, time, dropped
 
-  def step(self, state: State, ctrl: Tensor | None = None) -> State:
-    """One env-step (model.dt) for every env. Returns a new State (its own buffers, safe to keep)."""
-    self._check(state, ctrl)
+  def step(self, state: State, ctrl: Tensor | np.ndarray | None = None) -> State:
+    """One env-step (model.dt) for every env. Returns a new State (its own buffers, safe to keep).
+    ctrl: (batch, nact) actuator controls held for the step, clipped to each actuator's ctrlrange; None = zeros.
+    With differentiable=True, gradients flow to ctrl as to the state."""
+    ctrl = self._check(state, ctrl)
     if self.differentiable:
-      return unpack_state(step_packed(self.model, pack_state(state), self.damping), state.time + self.model.dt)
-    return self._copy(*self._advance(pack_state(state).contiguous().realize(), state.time.contiguous().realize(), 1))
+      packed = step_packed(self.model, pack_state(state), self.damping, ctrl=ctrl)
+      return unpack_state(packed, state.time + self.model.dt)
+    packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
+    return self._copy(*self._advance(packed, time, 1, ctrl))
 
-  def _chunks(self, packed: Tensor, time: Tensor, steps: int, every: int):
+  def _chunks(self, packed: Tensor, time: Tensor, steps: int, every: int, ctrl: Tensor | None):
     """Yield (packed, time, overflow) after every `every` env-steps, and after the last step."""
     done = 0
     while done < steps:
       k = min(every, steps - done)
-      packed, time, overflow = self._advance(packed, time, k)
+      packed, time, overflow = self._advance(packed, time, k, ctrl)
       done += k
       yield packed, time, overflow
 
-  def trajectory(self, state: State, steps: int, every: int = 1) -> tuple[State, dict[str, np.ndarray]]:
+  def trajectory(self, state: State, steps: int, every: int = 1, ctrl=None) -> tuple[State, dict[str, np.ndarray]]:
     """Advance `steps` env-steps and record the state after every `every`-th step (and the initial one) as numpy:
     t (T,) [s], pos/vel/angvel (T, B, nbody, 3), quat (T, B, nbody, 4), overflow (T, B) dropped contact pairs.
     One host copy of the packed state per record and no Tensor kept per frame: the way to record long runs (tinygrad
-    scans every live Tensor when it realises one, so thousands of kept frame States make each read slow)."""
-    self._check(state, None)
+    scans every live Tensor when it realises one, so thousands of kept frame States make each read slow).
+    ctrl: (batch, nact) controls held for the whole run (None = zeros)."""
+    ctrl = self._check(state, ctrl)
     if not (isinstance(every, int) and every >= 1): raise ValueError(f"every: expected a positive int, got {every!r}")
     packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
     rows, times, dropped = [packed.numpy()], [time.numpy()], [np.zeros(self.batch, np.int32)]
-    for packed, time, overflow in self._chunks(packed, time, steps, every):
+    for packed, time, overflow in self._chunks(packed, time, steps, every, ctrl):
       rows.append(packed.numpy())
       times.append(time.numpy())
       dropped.append(overflow.numpy())
@@ -138,14 +145,34 @@ class Simulator:
            "angvel": p[..., ANGVEL], "overflow": np.stack(dropped)}
     return self._copy(packed, time, overflow if steps else None), out
 
-  def rollout(self, state: State, steps: int, record_every: int = 0) -> State | tuple[State, list[State]]:
-    """Advance `steps` env-steps. With record_every=n > 0 also returns the states after every n-th step (copies; for
-    long recordings use trajectory(), which keeps numpy arrays instead of a State per frame)."""
-    self._check(state, None)
+  def rollout(self, state: State, steps: int, record_every: int = 0, ctrl=None) -> State | tuple[State, list[State]]:
+    """Advance `steps` env-steps with ctrl (batch, nact) held throughout (None = zeros). With record_every=n > 0 also
+    returns the states after every n-th step (copies; for long recordings use trajectory(), which keeps numpy arrays
+    instead of a State per frame)."""
+    ctrl = self._check(state, ctrl)
     if self.differentiable:
-      for _ in range(steps): state = self.step(state)
+      for _ in range(steps): state = self.step(state, ctrl)
       return state
     packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
-    if record_every <= 0: return self._copy(*self._advance(packed, time, steps))
-    frames = [self._copy(*chunk) for chunk in self._chunks(packed, time, steps, record_every)]
+    if record_every <= 0: return self._copy(*self._advance(packed, time, steps, ctrl))
+    frames = [self._copy(*chunk) for chunk in self._chunks(packed, time, steps, record_every, ctrl)]
     return (frames[-1] if frames else self._copy(packed, time)), frames
+
+
+def check_ctrl(model: Model, batch: int, ctrl, device: str, name: str = "ctrl") -> Tensor | None:
+  """ctrl as a realised (batch, nact) Tensor of the model's dtype, or a clear error. None gives zeros (actuators at
+  rest) for a model with actuators, and None for one without. numpy arrays and lists are accepted."""
+  want = (batch, model.nact)
+  if ctrl is None:
+    return Tensor.zeros(*want, dtype=model.body_pos0.dtype, device=device).contiguous().realize() if model.nact else None
+  if model.nact == 0:
+    raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
+  if not isinstance(ctrl, Tensor):
+    arr = np.asarray(ctrl)
+    if arr.dtype.kind not in "fiu": raise ValueError(f"{name}: expected a float array, got dtype {arr.dtype}")
+    ctrl = Tensor(arr.astype(np.float32 if model.body_pos0.dtype == dtypes.float32 else np.float64), device=device)
+  if tuple(ctrl.shape) != want:
+    raise ValueError(f"{name}: expected shape {want} (batch, nact: {list(model.act_name)}), got {tuple(ctrl.shape)}")
+  if not dtypes.is_float(ctrl.dtype): raise ValueError(f"{name}: expected a float tensor, got {ctrl.dtype}")
+  if ctrl.device != device: raise ValueError(f"{name}: expected a tensor on {device}, got one on {ctrl.device}")
+  return ctrl if ctrl.dtype == model.body_pos0.dtype else ctrl.cast(model.body_pos0.dtype)

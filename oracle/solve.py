@@ -41,13 +41,14 @@ def init_lambda(model) -> dict[str, tuple]:
   return {kind: (0.0,) * NLAM[kind] for kind in CONSTRAINTS if model.joints_of_type(kind)}
 
 
-def solve_constraints(model, packed: Tensor, lam: dict, h: float) -> tuple[list, dict]:
+def solve_constraints(model, packed: Tensor, lam: dict, h: float, ctrl: Tensor | None = None) -> tuple[list, dict]:
   """One kernel per joint type: (B, J, 12 + nlam) corrections and multipliers, realised."""
   out, lam = [], dict(lam)
   for kind, fn in CONSTRAINTS.items():
     jidx, par, chi = joint_sides(model, kind)
     if not jidx: continue
-    c, new_lam = fn(model, jidx, gather_side(model, packed, par), gather_side(model, packed, chi), lam[kind], h)
+    c, new_lam = fn(model, jidx, gather_side(model, packed, par), gather_side(model, packed, chi), lam[kind], h,
+                    ctrl)
     lam_t = [l if isinstance(l, Tensor) else c.dx1.x * 0.0 for l in new_lam]
     cols = [t for v in (c.dx1, c.dth1, c.dx2, c.dth2) for t in (v.x, v.y, v.z)]
     res = Tensor.stack(*cols, *lam_t, dim=-1).contiguous()
@@ -106,11 +107,12 @@ def contact_sum(body: Tensor, res: Tensor) -> Tensor:
 
 
 def solve(model, packed: Tensor, lam: dict, h: float, plan: ContactPlan | None = None,
-          contacts: Tensor | None = None, clam: Tensor | None = None) -> tuple[Tensor, dict, Tensor | None]:
+          contacts: Tensor | None = None, clam: Tensor | None = None, ctrl: Tensor | None = None
+          ) -> tuple[Tensor, dict, Tensor | None]:
   """One Jacobi iteration over every joint and contact: the constraint kernels, then one kernel that averages and
   applies. clam: the previous iteration's contact result (its multipliers), None on the first. Returns the new
-  working state, joint multipliers and contact result."""
-  corrections, lam = solve_constraints(model, packed, lam, h)
+  working state, joint multipliers and contact result. ctrl (B, nact): the position servos' targets."""
+  corrections, lam = solve_constraints(model, packed, lam, h, ctrl)
   if not corrections and plan is None: return packed, lam, None
   x, q, v, w, disp, rot = unpack_work(packed)
   counts = const([float(n) for n in joint_counts(model)], packed)

@@ -7,6 +7,7 @@ The broadphase runs once per step, before the substeps (M20 sec. 3.5).
 """
 from __future__ import annotations
 from tinygrad import Tensor
+from oracle.actuators import motor_loads
 from oracle.contacts import ContactPlan, contact_plan, has_contacts, narrowphase
 from oracle.integrate import integrate
 from oracle.packed import pack_state, unpack_state
@@ -18,33 +19,36 @@ from oracle.velocity import contact_velocity, has_damping, joint_damping, recove
 STAGES = ("broadphase", "integrate", "narrowphase", "solve", "recover", "contact_velocity", "joint_damping")
 
 
-def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: ContactPlan | None = None) -> Tensor:
+def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: ContactPlan | None = None,
+            ctrl: Tensor | None = None) -> Tensor:
   """One XPBD substep on the packed (B, nbody, 13) state (M20 Alg. 2, lines 4-17). plan: this step's candidate
-  contact pairs (oracle/contacts.py), None when the scene has none."""
-  packed = integrate(model, packed, h).contiguous()
+  contact pairs (oracle/contacts.py), None when the scene has none. ctrl: (B, nact) actuator controls or None."""
+  force, torque = motor_loads(model, packed, ctrl)
+  packed = integrate(model, packed, h, force, torque).contiguous()
   contacts = narrowphase(model, plan, packed) if plan is not None else None
   lam, clam = init_lambda(model), None
   for _ in range(model.iterations):
-    packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam)
+    packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl)
   packed = recover(packed, h).contiguous()
   if plan is not None: packed = contact_velocity(model, plan, contacts, clam, packed, h)
-  return joint_damping(model, packed, h) if damping else packed
+  return joint_damping(model, packed, h, ctrl) if damping else packed
 
 
-def step_packed(model: Model, packed: Tensor, damping: bool, eager: bool = False) -> Tensor:
+def step_packed(model: Model, packed: Tensor, damping: bool, eager: bool = False, ctrl: Tensor | None = None
+                ) -> Tensor:
   """Advance the packed (B, nbody, 13) state by model.dt. eager=True realises every substep: identical substep graphs
   then hit tinygrad's schedule cache (a fast first call under TinyJit) but the result is cut from autograd; eager=False
   keeps one lazy graph for Tensor.gradient (short horizons: the graph grows with S * steps)."""
-  return step_packed_plan(model, packed, damping, eager)[0]
+  return step_packed_plan(model, packed, damping, eager, ctrl)[0]
 
 
-def step_packed_plan(model: Model, packed: Tensor, damping: bool, eager: bool = False
+def step_packed_plan(model: Model, packed: Tensor, damping: bool, eager: bool = False, ctrl: Tensor | None = None
                      ) -> tuple[Tensor, ContactPlan | None]:
   """step_packed, also returning the step's contact plan (its `overflow` counts the pairs the broadphase dropped)."""
   h = model.dt / model.substeps
   plan = contact_plan(model, packed, realize=eager) if has_contacts(model) else None
   for _ in range(model.substeps):
-    packed = substep(model, packed, h, damping, plan)
+    packed = substep(model, packed, h, damping, plan, ctrl)
     if eager: packed = packed.realize()
   return packed, plan
 
@@ -52,7 +56,8 @@ def step_packed_plan(model: Model, packed: Tensor, damping: bool, eager: bool = 
 def step(model: Model, state: State, ctrl: Tensor | None = None, damping: bool | None = None,
          eager: bool = False) -> State:
   """Advance every env by model.dt. state tensors are (B, nbody, ...); returns a new State whose fields are views of
-  one packed tensor. `damping` skips the damping pass when False (default: whether any joint has damping)."""
+  one packed tensor. `damping` skips the damping pass when False (default: whether any joint has damping).
+  ctrl: (B, nact) actuator controls (held for the whole step), None: actuators off (no motor load, no servo target)."""
   damping = has_damping(model) if damping is None else damping
-  packed = step_packed(model, pack_state(state).contiguous(), damping, eager)
+  packed = step_packed(model, pack_state(state).contiguous(), damping, eager, ctrl)
   return unpack_state(packed, state.time + model.dt)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, fields, replace
 from tinygrad import Tensor
 
 GEOM_TYPES = ("plane", "sphere", "capsule", "box")
-JOINT_TYPES = ("ball", "hinge", "fixed", "distance")
+JOINT_TYPES = ("ball", "hinge", "fixed", "distance", "slide")
+ACTUATOR_TYPES = ("motor", "position", "velocity")
 WORLD = -1  # parent index of a joint attached to the world, body index of a world (static) geom
 
 
@@ -28,6 +29,10 @@ class Model:
   jnt_type: tuple[str, ...]       # one of JOINT_TYPES
   jnt_parent: tuple[int, ...]     # body index or WORLD
   jnt_child: tuple[int, ...]      # body index
+  nact: int                       # actuators: one control each, ctrl (B, nact)
+  act_name: tuple[str, ...]
+  act_type: tuple[str, ...]       # one of ACTUATOR_TYPES
+  act_joint: tuple[int, ...]      # the joint it drives (hinge; a motor may also drive a slide joint)
   dt: float                       # [s] one step
   substeps: int                   # XPBD substeps per step (M20 Alg. 2)
   iterations: int                 # Jacobi iterations per substep
@@ -52,16 +57,20 @@ class Model:
   geom_rgba: Tensor               # (ngeom, 4) colour for rendering
   jnt_anchor_parent: Tensor       # (njoint, 3) [m] attachment point in the parent frame (world frame for WORLD)
   jnt_anchor_child: Tensor        # (njoint, 3) [m] attachment point in the child frame
-  jnt_axis_parent: Tensor         # (njoint, 3) unit hinge axis in the parent frame
+  jnt_axis_parent: Tensor         # (njoint, 3) unit hinge (or slide) axis in the parent frame
   jnt_axis_child: Tensor          # (njoint, 3) unit hinge axis in the child frame
   jnt_ref_parent: Tensor          # (njoint, 3) unit vector normal to the axis, parent frame; zero angle when aligned
   jnt_ref_child: Tensor           # (njoint, 3) the same vector in the child frame at the initial pose
   jnt_relquat: Tensor             # (njoint, 4) child orientation relative to the parent at rest (fixed joints)
-  jnt_range: Tensor               # (njoint, 2) [rad] hinge angle limits
+  jnt_range: Tensor               # (njoint, 2) [rad] hinge angle limits, [m] slide position limits
   jnt_limited: Tensor             # (njoint,) 1.0 where the hinge limit is active, else 0.0
   jnt_compliance: Tensor          # (njoint,) [m/N] or [rad/(N m)] XPBD compliance alpha (0 = rigid)
   jnt_damping: Tensor             # (njoint,) [N m s/rad] angular damping about the joint (velocity pass)
   jnt_length: Tensor              # (njoint,) [m] rest length of distance joints
+  act_gear: Tensor                # (nact,) motor: tau = gear clip(ctrl) [N m] (hinge) or force [N] (slide)
+  act_ctrlrange: Tensor           # (nact, 2) ctrl is clipped to [lo, hi]: motor [1], position [rad], velocity [rad/s]
+  act_kp: Tensor                  # (nact,) [N m/rad] position servo stiffness: XPBD compliance 1/kp (M20 sec. 3.4.1)
+  act_kv: Tensor                  # (nact,) [N m s/rad] servo damping (position) or velocity gain (velocity)
   body_pos0: Tensor               # (nbody, 3) [m] initial centre of mass
   body_quat0: Tensor              # (nbody, 4) initial orientation of the inertial frame
   body_vel0: Tensor               # (nbody, 3) [m/s]
@@ -69,6 +78,7 @@ class Model:
 
   def body_index(self, name: str) -> int: return _index(self.body_name, name, "body")
   def joint_index(self, name: str) -> int: return _index(self.jnt_name, name, "joint")
+  def actuator_index(self, name: str) -> int: return _index(self.act_name, name, "actuator")
   def joints_of_type(self, kind: str) -> tuple[int, ...]:
     return tuple(i for i, t in enumerate(self.jnt_type) if t == kind)
   def geoms_of_type(self, kind: str) -> tuple[int, ...]:

@@ -1,6 +1,7 @@
 """Velocity recovery and the velocity pass (M20 Alg. 2 lines 12-17, sec. 3.6)."""
 from __future__ import annotations
 from tinygrad import Tensor
+from oracle.actuators import has_drive, velocity_drive
 from oracle.constraints import jvec, jscalar
 from oracle.math3 import V3, const, take
 from oracle.contacts import APPROACH, FRICTION, NORMAL, RA, RB, RESTITUTION, side_rows
@@ -56,35 +57,48 @@ def contact_velocity(model, plan, contacts: Tensor, clam: Tensor, packed: Tensor
 
 def has_damping(model) -> bool:
   """Static choice made once per trace: the damping pass costs two kernels per substep, skip it when no joint has
-  damping. (Reads the parameter's values; a model built for gradients w.r.t. damping should set it non-zero.)"""
-  return model.njoint > 0 and bool((model.jnt_damping.numpy() > 0).any())
+  damping and no servo acts in it. (Reads the parameters' values; a model built for gradients w.r.t. damping should
+  set it non-zero.)"""
+  return model.njoint > 0 and (bool((model.jnt_damping.numpy() > 0).any()) or has_drive(model))
 
 
-def joint_damping(model, packed: Tensor, h: float) -> Tensor:
-  """Angular joint damping as an implicit impulse (M20 sec. 3.6, eq. 36 in impulse form): the relative angular
-  velocity (about the axis for hinges) loses the impulse d h |dw|, never more than the impulse that stops it,
-  |dw| / w_gen. Distance joints carry no angular damping. Averaged per body like the position solve."""
+def joint_damping(model, packed: Tensor, h: float, ctrl: Tensor | None = None) -> Tensor:
+  """Joint damping and velocity drives as implicit impulses (M20 sec. 3.6, eq. 36 in impulse form): the relative
+  velocity, angular (about the axis for hinges) or linear along a slide axis, minus its target (a velocity servo's
+  clip(ctrl), else 0) loses the impulse d h |dw|, never more than the impulse that reaches the target, |dw| / w_gen.
+  d is the joint's damping plus its servo's kv. Distance joints carry no damping. Averaged per body like the
+  position solve."""
   out = []
-  for kind in ("ball", "hinge", "fixed"):
+  for kind in ("ball", "hinge", "fixed", "slide"):
     jidx, par, chi = joint_sides(model, kind)
     if not jidx: continue
     s1, s2 = gather_side(model, packed, par), gather_side(model, packed, chi)
-    wv = packed[..., ANGVEL]
-    w1 = V3(*(take(wv[..., i], par) for i in range(3)))
-    w2 = V3(*(take(wv[..., i], chi) for i in range(3)))
-    rel = w2 - w1
-    if kind == "hinge":
-      a = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
-      rel = a * rel.dot(a)
+    coef, target = jscalar(model, "jnt_damping", jidx), 0.0
+    if kind in ("hinge", "slide"): a = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
+    if kind == "hinge" and (drive := velocity_drive(model, jidx, ctrl)) is not None:
+      coef, target = coef + drive[0], drive[1]
+    if kind == "slide":
+      rel = a * (_body_vec(packed, VEL, chi) - _body_vec(packed, VEL, par)).dot(a)
+    else:
+      rel = _body_vec(packed, ANGVEL, chi) - _body_vec(packed, ANGVEL, par)
+      if kind == "hinge": rel = a * (rel.dot(a) - target)
     speed, n, active = rel.norm_dir(1e-12)
-    wgen = s1.inv_inertia_along(n) + s2.inv_inertia_along(n)
-    impulse = active.where(speed * (jscalar(model, "jnt_damping", jidx) * h).minimum(1.0 / (wgen + 1e-30)), 0.0)
+    wgen = s1.im + s2.im if kind == "slide" else s1.inv_inertia_along(n) + s2.inv_inertia_along(n)
+    impulse = active.where(speed * (coef * h).minimum(1.0 / (wgen + 1e-30)), 0.0)
     p = n * impulse
-    d1, d2 = s1.world_inv_inertia(p), -s2.world_inv_inertia(p)
-    zero = d1.x * 0.0
-    res = Tensor.stack(zero, zero, zero, d1.x, d1.y, d1.z, zero, zero, zero, d2.x, d2.y, d2.z, dim=-1).contiguous()
-    out.append((res, par, chi))
+    zero = p * 0.0
+    if kind == "slide": lin1, ang1, lin2, ang2 = p * s1.im, zero, -(p * s2.im), zero      # a linear impulse
+    else: lin1, ang1, lin2, ang2 = zero, s1.world_inv_inertia(p), zero, -s2.world_inv_inertia(p)
+    cols = [t for v in (lin1, ang1, lin2, ang2) for t in (v.x, v.y, v.z)]
+    out.append((Tensor.stack(*cols, dim=-1).contiguous(), par, chi))
   if not out: return packed
   x, q, v, w = unpack(packed)
   scale = const([1.0 / max(n, 1) for n in joint_counts(model)], packed)
-  return pack(x, q, v, w + body_sum(model, out)[1] * scale).contiguous()
+  dv, dw = body_sum(model, out)
+  return pack(x, q, v + dv * scale, w + dw * scale).contiguous()
+
+
+def _body_vec(packed: Tensor, sl: slice, bodies: tuple[int, ...]) -> V3:
+  """A 3-vector field of the packed state gathered per constraint side (B, J); the world reads zero."""
+  t = packed[..., sl]
+  return V3(*(take(t[..., i], bodies) for i in range(3)))

@@ -1,8 +1,9 @@
 """Constraint registry: `@register(name, nlam)` maps a joint type to its solve function.
 
-A solve function `fn(model, jidx, s1, s2, lam, h) -> (Correction, lam)` computes, for the joints `jidx` of its type
-(vectorised: every tensor is (B, J)), the net correction of both sides from one Jacobi snapshot. `lam` is a tuple of
-`nlam` XPBD multipliers, reset every substep. The same names are the WGSL kernel's functions.
+A solve function `fn(model, jidx, s1, s2, lam, h, ctrl) -> (Correction, lam)` computes, for the joints `jidx` of its
+type (vectorised: every tensor is (B, J)), the net correction of both sides from one Jacobi snapshot. `lam` is a tuple
+of `nlam` XPBD multipliers, reset every substep; ctrl (B, nact) or None feeds the position servos. The same names are
+the WGSL kernel's functions.
 """
 from __future__ import annotations
 from typing import Callable
@@ -35,4 +36,4 @@ def alpha_tilde(model, jidx, h: float) -> Tensor:
 
 
 # importing the modules registers them; the order here is the order corrections are summed in
-from oracle.constraints import ball, hinge, fixed, distance, contact  # noqa: E402, F401
+from oracle.constraints import ball, hinge, fixed, distance, slide, contact  # noqa: E402, F401

@@ -11,5 +11,5 @@ def attach(model, jidx, s1, s2, lam, h):
 
 
 @register("ball", nlam=3)
-def ball(model, jidx, s1, s2, lam, h):
+def ball(model, jidx, s1, s2, lam, h, ctrl=None):
   return attach(model, jidx, s1, s2, lam, h)

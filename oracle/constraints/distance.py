@@ -4,7 +4,7 @@ from oracle.xpbd import EPS, positional
 
 
 @register("distance", nlam=1)
-def distance(model, jidx, s1, s2, lam, h):
+def distance(model, jidx, s1, s2, lam, h, ctrl=None):
   r1 = s1.q.rotate(jvec(model, "jnt_anchor_parent", jidx))
   r2 = s2.q.rotate(jvec(model, "jnt_anchor_child", jidx))
   d, n, active = ((s1.x + r1) - (s2.x + r2)).norm_dir(EPS)

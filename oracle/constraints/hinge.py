@@ -1,4 +1,5 @@
-"""Hinge joint: ball attachment, axis alignment, optional angle limits (M20 sec. 3.4.1 and Alg. 3)."""
+"""Hinge joint: ball attachment, axis alignment, optional angle limits and position servo (M20 sec. 3.4.1, Alg. 3)."""
+from oracle.actuators import servo_target
 from oracle.constraints import register, jvec, jscalar
 from oracle.constraints.ball import attach
 from oracle.math3 import atan2, take
@@ -13,8 +14,13 @@ def hinge_angle(model, jidx, s1, s2):
   return atan2(n1.cross(n2).dot(a), n1.dot(n2)), a
 
 
-@register("hinge", nlam=5)
-def hinge(model, jidx, s1, s2, lam, h):
+def wrap(angle):
+  """angle mapped to [-pi, pi]: the shortest way to a target."""
+  return atan2(angle.sin(), angle.cos())
+
+
+@register("hinge", nlam=6)
+def hinge(model, jidx, s1, s2, lam, h, ctrl=None):
   # 1. align the axes: body 2 turns about a2 x a1, which carries a2 onto a1 (M20 eq. 20); always rigid
   a1 = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
   a2 = s2.q.rotate(jvec(model, "jnt_axis_child", jidx))
@@ -29,7 +35,15 @@ def hinge(model, jidx, s1, s2, lam, h):
   violated = (jscalar(model, "jnt_limited", jidx) > 0) & ((phi < lo) | (phi > hi))
   limit, l_limit = angular(s1, s2, axis, target - phi, violated, lam[1], 0.0)
   s1, s2 = apply(s1, s2, limit)
-  # 3. attach the anchors
+  # 3. position servo: a target angle with compliance 1/kp, i.e. a torsional spring of stiffness kp (M20 sec. 3.4.1)
+  servo, l_servo, parts = None, lam[5], (align, limit)
+  if (drive := servo_target(model, jidx, ctrl)) is not None:
+    goal, on, alpha = drive
+    phi, axis = hinge_angle(model, jidx, s1, s2)
+    servo, l_servo = angular(s1, s2, axis, wrap(goal - phi), on, lam[5], alpha / (h * h))
+    s1, s2 = apply(s1, s2, servo)
+    parts = parts + (servo,)
+  # 4. attach the anchors
   pos, l_pos = attach(model, jidx, s1, s2, lam[2:5], h)
-  return chain(align, limit, pos), (l_align, l_limit, *l_pos)
+  return chain(*parts, pos), (l_align, l_limit, *l_pos, l_servo)
 

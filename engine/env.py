@@ -1,0 +1,246 @@
+"""Vectorised envs: a functional core (EnvCore: reset(key) / step(state, action)) and a stateful batched front
+(VecEnv, Gymnasium-like) with per-env auto-reset, episode statistics and NaN isolation. docs/env.md has a tour.
+
+Everything per env is a where-mask over the batch: no Python loop over envs, and one TinyJit call per env-step.
+"""
+from __future__ import annotations
+from dataclasses import dataclass, fields, replace
+import numpy as np
+from tinygrad import Tensor, TinyJit, dtypes
+from engine import rng
+from engine.kinematics import forward_kinematics, rest
+from engine.scene import load_scene
+from engine.simulator import BACKENDS, check_ctrl
+from engine.spaces import Box
+from engine.tasks import SCENES, get_task
+from oracle.math3 import const
+from oracle.step import step_packed
+from oracle.velocity import has_damping
+
+# domain randomisation: name -> the Model fields it scales (one factor per element, per env, drawn at reset)
+RANDOMIZABLE = {"mass": ("body_inv_mass", "body_inv_inertia"), "friction": ("geom_friction",),
+                "damping": ("jnt_damping",), "gear": ("act_gear",)}
+# an env whose state leaves these bounds has blown up: |pos| [m], |quat|, |vel| [m/s], |angvel| [rad/s]
+STATE_LIMITS = (1e4,) * 3 + (1.5,) * 4 + (1e3,) * 3 + (1e4,) * 3
+
+
+@dataclass(frozen=True)
+class EnvState:
+  """Everything an env-step reads and writes, batch first (B = num_envs)."""
+  packed: Tensor       # (B, nbody, 13) physics state (oracle/packed.py)
+  task: Tensor         # (B, task_size) task data drawn at reset (e.g. the reacher's target)
+  params: tuple        # domain-randomised Model fields, (B, ...) each, in EnvCore.param_names order
+  key: Tensor          # (B,) uint32 per-env random stream (engine/rng.py)
+  steps: Tensor        # (B,) int32 steps taken in the current episode
+  ep_return: Tensor    # (B,) return of the current episode so far
+  obs: Tensor          # (B, obs_size)
+  reward: Tensor       # (B,) reward of the last step
+  terminated: Tensor   # (B,) bool
+  truncated: Tensor    # (B,) bool
+
+  def flat(self) -> tuple[Tensor, ...]:
+    return tuple(t for f in fields(self) for t in (getattr(self, f.name) if f.name == "params"
+                                                   else (getattr(self, f.name),)))
+
+  @staticmethod
+  def unflat(ts, nparams: int) -> EnvState:
+    ts = list(ts)
+    return EnvState(ts[0], ts[1], tuple(ts[2:2 + nparams]), *ts[2 + nparams:])
+
+
+class EnvCore:
+  """The functional env: pure functions of EnvState, differentiable when built with differentiable=True.
+
+  task: a name from engine.tasks. randomize: {"mass" | "friction" | "damping" | "gear": (lo, hi)} scale ranges, a
+  factor per body / geom / joint / actuator drawn per env at every reset (mass scales inertia too; a damping of 0
+  stays 0). differentiable=True keeps each step one lazy graph (no per-substep realise) so Tensor.gradient flows
+  from rewards and observations to actions, initial state and parameters."""
+
+  def __init__(self, task: str, num_envs: int, device: str | None = None, randomize: dict | None = None,
+               differentiable: bool = False, dtype=dtypes.float32):
+    if not (isinstance(num_envs, int) and num_envs >= 1):
+      raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
+    cls = get_task(task)
+    self.model = load_scene(SCENES / cls.scene, dtype=dtype, device=device)
+    self.task, self.num_envs, self.differentiable = cls(self.model), num_envs, differentiable
+    self.device = self.model.body_inv_mass.device
+    self.damping = has_damping(self.model)
+    rest(self.model)  # read the rest pose now: resets run inside a JIT capture, which cannot read tensors
+    self.randomize = _check_randomize(randomize)
+    self.param_names = tuple(f for k in self.randomize for f in RANDOMIZABLE[k])
+    lo, hi = self.model.act_ctrlrange.numpy().T if self.model.nact else (np.zeros(0), np.zeros(0))
+    self.single_action_space = Box(lo.astype(np.float32), hi.astype(np.float32))
+    inf = np.full(self.task.obs_size, np.inf, np.float32)
+    self.single_observation_space = Box(-inf, inf)
+
+  # --- pieces ---
+  def _fresh(self, key: Tensor) -> tuple[Tensor, Tensor, tuple, Tensor]:
+    """A new episode's physics state, task data and parameters for every env, and the next key."""
+    u, key = rng.uniform(key, self.task.n_random + 1, self.model.body_pos0.dtype)
+    q, qd, task = self.task.init(self.model, u[:, :self.task.n_random])
+    ndrive = q.shape[1]
+    qpos = q.pad(((0, 0), (0, self.model.njoint - ndrive))) if ndrive < self.model.njoint else q
+    qvel = qd.pad(((0, 0), (0, self.model.njoint - ndrive))) if ndrive < self.model.njoint else qd
+    packed = forward_kinematics(self.model, qpos, qvel)
+    if task.shape[1] == 0: task = u[:, :1] * 0.0   # a (B, 1) placeholder: zero-size buffers do not go through a JIT
+    params = []
+    for k, (lo, hi) in self.randomize.items():
+      for f in RANDOMIZABLE[k]:
+        base = getattr(self.model, f)
+        n = base.shape[0]
+        s, key = rng.uniform(key, n, u.dtype)
+        s = (s * (hi - lo) + lo).reshape(self.num_envs, n, *([1] * (base.ndim - 1)))
+        params.append(base / s if f.startswith("body_inv") else base * s)
+    return packed, task, tuple(params), key
+
+  def model_for(self, state: EnvState):
+    """The model with this state's randomised parameters (a batch axis on those fields)."""
+    return self.model.replace(**dict(zip(self.param_names, state.params))) if state.params else self.model
+
+  def _physics(self, state: EnvState, ctrl: Tensor) -> Tensor:
+    return step_packed(self.model_for(state), state.packed, self.damping, eager=not self.differentiable, ctrl=ctrl)
+
+  def clip_action(self, action: Tensor) -> Tensor:
+    """Actions are clipped to the action space (each actuator's ctrlrange): out-of-range commands saturate."""
+    sp = self.single_action_space
+    return action.maximum(const(sp.low.tolist(), action)).minimum(const(sp.high.tolist(), action))
+
+  # --- the functional API ---
+  def reset(self, key: int | Tensor) -> EnvState:
+    """Start every env: key is a seed (int) or a (B,) uint32 key tensor."""
+    key = rng.env_keys(key, self.num_envs, self.device) if isinstance(key, int) else key
+    packed, task, params, key = self._fresh(key)
+    zero = Tensor.zeros(self.num_envs, dtype=packed.dtype, device=self.device)
+    state = EnvState(packed, task, params, key, zero.cast(dtypes.int32), zero, zero[:, None] * 0.0, zero,
+                     zero != 0, zero != 0)
+    model = self.model_for(state)
+    return replace(state, obs=self.task.observe(model, packed, task))
+
+  def step(self, state: EnvState, action: Tensor, autoreset: bool = True) -> tuple[EnvState, dict]:
+    """One env-step for every env. Returns the new state (obs, reward, terminated, truncated set) and info tensors:
+    final_obs (the obs the step ended in, before any reset), episode_return / episode_length (of the episodes that
+    ended here, 0 elsewhere), done, nonfinite (the state blew up: NaN, inf or beyond STATE_LIMITS; that env is
+    terminated with reward 0 and final_obs 0). With autoreset, done envs start a new episode in the same call."""
+    ctrl = self.clip_action(action)
+    packed = self._physics(state, ctrl)
+    model, task = self.model_for(state), self.task
+    nonfinite = ~(packed.abs() <= const(STATE_LIMITS, packed)).all(axis=(1, 2))   # NaN compares False
+    obs, reward = task.observe(model, packed, state.task), task.reward(model, packed, state.task, ctrl)
+    ok = ~nonfinite
+    obs, reward = ok.reshape(-1, 1).where(obs, 0.0), ok.where(reward, 0.0)
+    steps = state.steps + 1
+    terminated = task.terminated(model, packed, state.task) | nonfinite
+    truncated = (steps >= task.max_episode_steps) & ~terminated
+    done = terminated | truncated
+    ep_return = state.ep_return + reward
+    info = {"final_obs": obs, "episode_return": done.where(ep_return, 0.0), "done": done,
+            "episode_length": done.where(steps, 0), "nonfinite": nonfinite}
+    new = EnvState(ok.reshape(-1, 1, 1).where(packed, 0.0), state.task, state.params, state.key, steps, ep_return,
+                   obs, reward, terminated, truncated)
+    return (self._autoreset(new, done) if autoreset else new), info
+
+  def _autoreset(self, state: EnvState, done: Tensor) -> EnvState:
+    """Envs where done start over (fresh state, task data and parameters); the others are untouched."""
+    packed, task, params, key = self._fresh(state.key)
+    d1, d2, d3 = done.reshape(-1, 1), done.reshape(-1, 1, 1), done.reshape(-1, 1, 1, 1)
+    def pick(new, old): return {1: done, 2: d1, 3: d2, 4: d3}[old.ndim].where(new, old)
+    packed, task = pick(packed, state.packed), pick(task, state.task) if task.shape[1] else state.task
+    params = tuple(pick(n, o) for n, o in zip(params, state.params))
+    fresh_obs = self.task.observe(self.model_for(replace(state, params=params)), packed, task)
+    return replace(state, packed=packed, task=task, params=params, key=key, obs=pick(fresh_obs, state.obs),
+                   steps=done.where(0, state.steps), ep_return=done.where(0.0, state.ep_return))
+
+
+class VecEnv:
+  """A batch of envs with Gymnasium-like reset/step on tinygrad Tensors (engine.gym wraps it for Gymnasium).
+
+  Actions: (num_envs, act_dim) Tensor or numpy array; values outside action_space are clipped (they saturate the
+  actuators), a wrong shape or a non-float dtype raises ValueError. Every env auto-resets in the step that ends its
+  episode: the obs returned for it is the new episode's first, its last is info["final_obs"].
+
+  One TinyJit call per step. The env state lives in persistent buffers the JIT updates in place (assign), and what
+  step() returns is one packed copy, so returned tensors stay valid after later steps (measured on cartpole x64:
+  cloning each of the 14 state tensors per step cost 8.7 ms against 4.6 ms for the step itself)."""
+
+  def __init__(self, core: EnvCore, seed: int | None = None):
+    self.core, self.num_envs = core, core.num_envs
+    self.single_observation_space, self.single_action_space = core.single_observation_space, core.single_action_space
+    self.observation_space = self.single_observation_space.batched(self.num_envs)
+    self.action_space = self.single_action_space.batched(self.num_envs)
+    self.max_episode_steps = core.task.max_episode_steps
+    self._seed, self._bufs = seed, None
+    self._jit = TinyJit(self._run)
+    self._jit.cnt = 1  # capture on the first call (see engine/simulator.py)
+
+  @property
+  def state(self) -> EnvState | None:
+    """The current EnvState (views of the persistent buffers: clone what you keep across steps)."""
+    return None if self._bufs is None else EnvState.unflat(self._bufs, len(self.core.param_names))
+
+  def _run(self, action: Tensor) -> Tensor:
+    state, info = self.core.step(self.state, action)
+    # realise every new value and the packed output first, then copy the new values into the state buffers (an
+    # assign in the same graph as a read of the old value is a cycle for tinygrad's scheduler)
+    f = state.obs.dtype
+    cols = [state.obs, state.reward[:, None], state.terminated[:, None].cast(f), state.truncated[:, None].cast(f),
+            info["final_obs"], info["episode_return"][:, None], info["episode_length"][:, None].cast(f),
+            info["nonfinite"][:, None].cast(f)]
+    new = [t.contiguous() for t in state.flat()]
+    out = Tensor.cat(*cols, dim=1).contiguous()
+    Tensor.realize(*new, out)
+    Tensor.realize(*(buf.assign(t) for buf, t in zip(self._bufs, new)))
+    return out
+
+  def reset(self, seed: int | None = None) -> tuple[Tensor, dict]:
+    """Reset every env. seed: int for a reproducible stream (same seed -> same trajectories); None continues the
+    stream given at construction (or a random one)."""
+    if seed is None: seed = self._seed if self._seed is not None else int(np.random.SeedSequence().entropy % (1 << 32))
+    self._seed = None
+    flat = self.core.reset(int(seed)).flat()
+    # own buffers: fields of a fresh state may share one (the zeros of reward and ep_return)
+    if self._bufs is None: self._bufs = [t.clone().realize() for t in flat]
+    else: Tensor.realize(*(b.assign(t.clone()) for b, t in zip(self._bufs, flat)))
+    return self.state.obs.clone().realize(), {}
+
+  def step(self, action) -> tuple[Tensor, Tensor, Tensor, Tensor, dict]:
+    """-> obs (N, obs_dim), reward (N,), terminated (N,) bool, truncated (N,) bool, info with final_obs (N, obs_dim),
+    episode_return (N,) and episode_length (N,) int32 of the episodes that ended here (0 elsewhere), done (N,) and
+    nonfinite (N,) bool (the env blew up and was reset)."""
+    if self._bufs is None: raise RuntimeError("step() before reset(): call env.reset() first")
+    action = _check_action(action, self.num_envs, self.single_action_space.shape[0], self.core)
+    out = self._jit(action.contiguous().realize()).clone().realize()
+    o = self.single_observation_space.shape[0]
+    terminated, truncated = out[:, o + 1] > 0.5, out[:, o + 2] > 0.5
+    info = {"final_obs": out[:, o + 3:2 * o + 3], "episode_return": out[:, 2 * o + 3],
+            "episode_length": out[:, 2 * o + 4].cast(dtypes.int32), "done": terminated | truncated,
+            "nonfinite": out[:, 2 * o + 5] > 0.5}
+    return out[:, :o], out[:, o], terminated, truncated, info
+
+
+INFO_KEYS = ("final_obs", "episode_return", "episode_length", "done", "nonfinite")
+
+
+def make_env(task: str, num_envs: int = 1, backend: str = "oracle", device: str | None = None,
+             seed: int | None = None, randomize: dict | None = None, **task_kwargs) -> VecEnv:
+  """A VecEnv of `num_envs` copies of a task (engine.tasks: cartpole, pendulum_swingup, reacher, ...)."""
+  if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
+  if task_kwargs: raise TypeError(f"make_env: unknown task options {sorted(task_kwargs)}")
+  return VecEnv(EnvCore(task, num_envs, device=device, randomize=randomize), seed=seed)
+
+
+def _check_action(action, num_envs: int, act_dim: int, core: EnvCore) -> Tensor:
+  if act_dim == 0: raise ValueError("action: this task has no actuators")
+  return check_ctrl(core.model, num_envs, action, core.device, name="action")
+
+
+def _check_randomize(randomize) -> dict:
+  if randomize is None: return {}
+  if not isinstance(randomize, dict): raise ValueError(f"randomize: expected a dict, got {type(randomize).__name__}")
+  out = {}
+  for k, v in randomize.items():
+    if k not in RANDOMIZABLE: raise ValueError(f"randomize.{k}: unknown; expected some of {list(RANDOMIZABLE)}")
+    if not (isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v)
+            and 0 < v[0] <= v[1]):
+      raise ValueError(f"randomize.{k}: expected a scale range (lo, hi) with 0 < lo <= hi, got {v!r}")
+    out[k] = (float(v[0]), float(v[1]))
+  return out
