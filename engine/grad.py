@@ -32,52 +32,72 @@ class RolloutGrad:
     def pairs(p): return find_pairs(self.model, p)[0].contiguous().realize()
     # plane pairs alone are a constant table (nothing to JIT); the broadphase is worth one
     self._pairs = TinyJit(pairs) if model.pair_capacity else pairs
-    self._fwd = TinyJit(lambda p, *pairs: self._substep(p, pairs).realize())
+    self._fwd = TinyJit(lambda p, ctrl, *pairs: self._substep(p, pairs, ctrl).realize())
     self._vjp = TinyJit(self._vjp_fn)
     self._fwd.cnt = self._vjp.cnt = 1   # capture on the first call (engine/simulator.py _runner)
     if model.pair_capacity: self._pairs.cnt = 1
 
-  def _substep(self, packed: Tensor, pairs: tuple) -> Tensor:
+  def _substep(self, packed: Tensor, pairs: tuple, ctrl: Tensor) -> Tensor:
     plan = plan_from_pairs(self.model, pairs[0]) if pairs else None
-    return substep(self.model, packed, self.h, self.damping, plan)
+    return substep(self.model, packed, self.h, self.damping, plan, ctrl if self.model.nact else None)
 
-  def _vjp_fn(self, packed: Tensor, adj: Tensor, *pairs):
-    out = self._substep(packed, pairs)
+  def _vjp_fn(self, packed: Tensor, ctrl: Tensor, adj: Tensor, *pairs):
+    """(d/d packed, d/d ctrl, d/d each wrt parameter) of <adj, substep(packed, ctrl)>."""
+    out = self._substep(packed, pairs, ctrl)
     params = [getattr(self.model, n) for n in self.wrt]
-    grads = out.gradient(packed, *params, gradient=adj)
+    grads = out.gradient(packed, *([ctrl] if self.model.nact else []), *params, gradient=adj)
+    if not self.model.nact: grads = [grads[0], ctrl * 0.0, *grads[1:]]
     return tuple(g.realize() for g in grads)
 
-  def forward(self, state: State, steps: int) -> tuple[State, list[tuple[Tensor, ...]]]:
-    """Final state and the checkpoints: per substep, the packed state before it (and the step's pair table)."""
+  def _ctrl(self, ctrl, batch: int, steps: int, device) -> list[Tensor]:
+    """Per-step controls: None (zeros), one (B, nact) held throughout, or a (steps, B, nact) sequence."""
+    from engine.simulator import check_ctrl
+    n = max(self.model.nact, 1)   # a model without actuators takes a dummy (B, 1) zero input
+    if ctrl is None or self.model.nact == 0:
+      if ctrl is not None: check_ctrl(self.model, batch, ctrl, device)   # raises: no actuators
+      return [Tensor.zeros(batch, n, dtype=self.model.body_pos0.dtype, device=device).contiguous().realize()] * steps
+    seq = ctrl if isinstance(ctrl, (list, tuple)) or len(getattr(ctrl, "shape", ())) == 3 else [ctrl] * steps
+    if len(seq) != steps: raise ValueError(f"ctrl: expected {steps} per-step controls, got {len(seq)}")
+    return [check_ctrl(self.model, batch, seq[t], device).contiguous().realize() for t in range(steps)]
+
+  def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
+    """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's
+    pair table). ctrl: None, one (B, nact) held for every step, or a sequence of `steps` of them."""
     packed = pack_state(state).contiguous().realize()
+    controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
     checkpoints = []
-    for _ in range(steps):
+    for t in range(steps):
       pairs = (self._pairs(packed).clone().realize(),) if self.contacts else ()
       for _ in range(self.model.substeps):
-        checkpoints.append((packed.clone().realize(), *pairs))   # the JIT reuses its output buffer
-        packed = self._fwd(packed, *pairs)
+        checkpoints.append((packed.clone().realize(), controls[t], *pairs))   # the JIT reuses its output buffer
+        packed = self._fwd(packed, controls[t], *pairs)
     return unpack_state(packed.clone().realize(), (state.time + steps * self.model.dt).realize()), checkpoints
 
   def backward(self, checkpoints: list[tuple[Tensor, ...]], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
-    """d loss / d (initial packed state) and d loss / d param for each wrt name, given d loss / d (final packed)."""
+    """d loss / d (initial packed state) and d loss / d param for each wrt name, given d loss / d (final packed).
+    The parameters' dict also holds "ctrl": d loss / d ctrl per step, (steps, B, nact) (for a model with actuators)."""
     adj = adj_final.clone().realize()
-    totals = {n: None for n in self.wrt}
-    for packed, *pairs in reversed(checkpoints):
-      adj, *gp = self._vjp(packed, adj, *pairs)
+    totals, per_step, dctrl = {n: None for n in self.wrt}, [], None
+    for k, (packed, ctrl, *pairs) in enumerate(reversed(checkpoints)):
+      adj, gc, *gp = self._vjp(packed, ctrl, adj, *pairs)
       adj = adj.clone().realize()
+      dctrl = gc.clone().realize() if dctrl is None else (dctrl + gc).realize()
+      if (k + 1) % self.model.substeps == 0: per_step.append(dctrl); dctrl = None
       for n, g in zip(self.wrt, gp):
         totals[n] = g.clone().realize() if totals[n] is None else (totals[n] + g).realize()
+    if self.model.nact and per_step: totals["ctrl"] = Tensor.stack(*reversed(per_step)).realize()
     return adj, totals
 
 
-def rollout_grad(model, state: State, steps: int, loss_fn, wrt: tuple[str, ...] = ()):
+def rollout_grad(model, state: State, steps: int, loss_fn, wrt: tuple[str, ...] = (), ctrl=None):
   """Value and gradient of loss_fn(final_state) -> scalar Tensor after `steps` env-steps.
 
-  Returns (loss, d loss/d initial state as a State of adjoints (time: zeros), {param name: d loss / d param}).
+  Returns (loss, d loss/d initial state as a State of adjoints (time: zeros), {param name: d loss / d param}, plus
+  "ctrl": (steps, B, nact) for a model with actuators). ctrl: None (zeros), one (B, nact) held, or `steps` of them.
   loss_fn must be differentiable by tinygrad; it sees a lazy State built from the final packed tensor.
   """
   rg = RolloutGrad(model, wrt)
-  final, checkpoints = rg.forward(state, steps)
+  final, checkpoints = rg.forward(state, steps, ctrl)
   packed = pack_state(final).contiguous().realize()
   loss = loss_fn(unpack_state(packed, final.time))
   (adj_final,) = loss.gradient(packed)

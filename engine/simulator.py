@@ -169,7 +169,7 @@ def check_ctrl(model: Model, batch: int, ctrl, device: str, name: str = "ctrl") 
     raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
   if not isinstance(ctrl, Tensor):
     arr = np.asarray(ctrl)
-    if arr.dtype.kind not in "fiu": raise ValueError(f"{name}: expected a float array, got dtype {arr.dtype}")
+    if arr.dtype.kind != "f": raise ValueError(f"{name}: expected a float array, got dtype {arr.dtype}")
     ctrl = Tensor(arr.astype(np.float32 if model.body_pos0.dtype == dtypes.float32 else np.float64), device=device)
   if tuple(ctrl.shape) != want:
     raise ValueError(f"{name}: expected shape {want} (batch, nact: {list(model.act_name)}), got {tuple(ctrl.shape)}")

@@ -6,7 +6,7 @@ from oracle.constraints import jvec, jscalar
 from oracle.math3 import V3, const, take
 from oracle.contacts import APPROACH, FRICTION, NORMAL, RA, RB, RESTITUTION, side_rows
 from oracle.packed import ANGVEL, VEL, pack, unpack, unpack_work
-from oracle.solve import NCORR, body_sum, contact_sides, contact_sum, gather_side, joint_counts, joint_sides
+from oracle.solve import NCORR, body_sum, contact_sides, contact_sum, joint_counts, joint_sides, split_side
 
 
 def recover(work: Tensor, h: float) -> Tensor:
@@ -72,7 +72,7 @@ def joint_damping(model, packed: Tensor, h: float, ctrl: Tensor | None = None) -
   for kind in ("ball", "hinge", "fixed", "slide"):
     jidx, par, chi = joint_sides(model, kind)
     if not jidx: continue
-    s1, s2 = gather_side(model, packed, par), gather_side(model, packed, chi)
+    s1, s2 = split_side(model, packed, par), split_side(model, packed, chi)
     coef, target = jscalar(model, "jnt_damping", jidx), 0.0
     if kind in ("hinge", "slide"): a = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
     if kind == "hinge" and (drive := velocity_drive(model, jidx, ctrl)) is not None:
