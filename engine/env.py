@@ -54,7 +54,10 @@ class EnvCore:
   task: a name from engine.tasks. randomize: {"mass" | "friction" | "damping" | "gear": (lo, hi)} scale ranges, a
   factor per body / geom / joint / actuator drawn per env at every reset (mass scales inertia too; a damping of 0
   stays 0). differentiable=True keeps each step one lazy graph (no per-substep realise) so Tensor.gradient flows
-  from rewards and observations to actions, initial state and parameters."""
+  from rewards and observations to actions, initial state and parameters. That graph is only practical for a substep
+  or two: tinygrad 0.14 took > 600 s and 4.9 GB on one pendulum env-step (10 substeps) without finishing. Through
+  whole steps, differentiate with engine.grad.RolloutGrad's per-substep VJPs, as engine/train/apg.py does; rewards
+  and observations are plain tensor functions of the packed state, so their VJPs compose with it."""
 
   def __init__(self, task: str, num_envs: int, device: str | None = None, randomize: dict | None = None,
                differentiable: bool = False, dtype=dtypes.float32):
@@ -124,7 +127,8 @@ class EnvCore:
     ctrl = self.clip_action(action)
     packed = self._physics(state, ctrl)
     model, task = self.model_for(state), self.task
-    nonfinite = ~(packed.abs() <= const(STATE_LIMITS, packed)).all(axis=(1, 2))   # NaN compares False
+    # x != x is the NaN test: tinygrad's abs(NaN) <= c gives True (measured), so the bound alone misses NaN
+    nonfinite = ((packed != packed) | (packed.abs() > const(STATE_LIMITS, packed))).any(axis=(1, 2))
     obs, reward = task.observe(model, packed, state.task), task.reward(model, packed, state.task, ctrl)
     ok = ~nonfinite
     obs, reward = ok.reshape(-1, 1).where(obs, 0.0), ok.where(reward, 0.0)

@@ -244,7 +244,8 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
       rng = _vec(jd["range"], f"{path}.range", 2)
       if kind == "hinge" and not -math.pi <= rng[0] < rng[1] <= math.pi:
         _fail(f"{path}.range", f"expected [lo, hi] [rad] with -pi <= lo < hi <= pi, got {show(rng)}")
-      if kind == "slide" and not rng[0] < rng[1]: _fail(f"{path}.range", f"expected [lo, hi] [m], lo < hi, got {show(rng)}")
+      if kind == "slide" and not rng[0] < rng[1]:
+        _fail(f"{path}.range", f"expected [lo, hi] [m] with lo < hi, got {show(rng)}")
       out["range"] = rng
   out["compliance"] = _num(jd.get("compliance", 0.0), f"{path}.compliance", lo=0.0)
   unit = " [N s/m]" if kind == "slide" else " [N m s/rad]"

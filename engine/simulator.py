@@ -164,7 +164,8 @@ def check_ctrl(model: Model, batch: int, ctrl, device: str, name: str = "ctrl") 
   rest) for a model with actuators, and None for one without. numpy arrays and lists are accepted."""
   want = (batch, model.nact)
   if ctrl is None:
-    return Tensor.zeros(*want, dtype=model.body_pos0.dtype, device=device).contiguous().realize() if model.nact else None
+    if not model.nact: return None
+    return Tensor.zeros(*want, dtype=model.body_pos0.dtype, device=device).contiguous().realize()
   if model.nact == 0:
     raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
   if not isinstance(ctrl, Tensor):

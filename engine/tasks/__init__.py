@@ -47,8 +47,9 @@ def get_task(name: str) -> type[Task]:
   return TASKS[name]
 
 
+from engine.tasks.ant import Ant  # noqa: E402
 from engine.tasks.cartpole import CartPole  # noqa: E402
 from engine.tasks.pendulum import PendulumSwingup  # noqa: E402
 from engine.tasks.reacher import Reacher  # noqa: E402
 
-TASKS: dict[str, type[Task]] = {t.name: t for t in (CartPole, PendulumSwingup, Reacher)}
+TASKS: dict[str, type[Task]] = {t.name: t for t in (CartPole, PendulumSwingup, Reacher, Ant)}

@@ -1,6 +1,6 @@
 """Pendulum swing-up (Gymnasium's Pendulum-v1 on the XPBD hinge): a 1 kg, 1 m rod on a hinge, a motor of at most
-2 N m, which is less than the 4.9 N m gravity can exert, so it must swing up. theta = 0 upright.
-reward = -(theta^2 + 0.1 theta_dot^2 + 0.001 u^2); 200 steps of 0.05 s, never terminated.
+2 N m (action u in [-1, 1], gear 2), less than the 4.9 N m gravity can exert, so it must swing up. theta = 0
+upright. reward = -(theta^2 + 0.1 theta_dot^2 + 0.001 tau^2), tau = 2 u; 200 steps of 0.05 s, never terminated.
 obs = [cos theta, sin theta, theta_dot]."""
 from __future__ import annotations
 import math
@@ -21,4 +21,4 @@ class PendulumSwingup(Task):
 
   def reward(self, model, packed, task, ctrl):
     qpos, qvel = joint_coords(model, packed)
-    return -(qpos[:, 0].square() + 0.1 * qvel[:, 0].square() + 0.001 * ctrl[:, 0].square())
+    return -(qpos[:, 0].square() + 0.1 * qvel[:, 0].square() + 0.004 * ctrl[:, 0].square())

@@ -1,0 +1,358 @@
+"""Analytic policy gradients (APG): backpropagation through the simulator over short windows, in pure tinygrad.
+
+Per iteration, B envs run a window of W env-steps with the deterministic policy (mean action, optionally plus a
+fixed-scale noise); the loss is -mean over envs of the window's summed reward, differentiated w.r.t. the actor's
+weights through observation, policy, action clip, every substep and the reward; then gradient-norm clipping and
+Adam. Windows continue from the last state, detached (truncated backprop); all envs restart together every episode.
+
+Why Jacobians: tinygrad's autograd of one XPBD substep is ~750 kernels (against 14 for the substep itself; measured
+on reacher, CPU): a per-substep VJP replays them at ~0.1 s per call, ~8 s for a 10-step window at B = 32. A substep's
+Jacobian depends only on its checkpointed input, not on the adjoint, so one jitted call differentiates every substep
+of the window at once: rows (window, substep, env) each repeated D times with one-hot output seeds, giving the full
+(D, D + nact) Jacobian per row (D = 13 nbody; 0.7 s for the same window). The chain rule across substeps, steps and
+the policy is then a few batched (B, D) x (B, D, D) products in numpy. The reward gradient, the policy's Jacobian
+w.r.t. the state and the weight gradient are jitted tinygrad VJPs over the window's rows too.
+
+  python -m engine.train.apg --task reacher --num-envs 32 --iterations 300 --out out/apg_reacher
+  python -m engine.train.apg --task reacher --load out/apg_reacher/policy.safetensors
+"""
+import argparse
+import json
+import math
+import os
+import time
+
+import numpy as np
+from tinygrad import Tensor, TinyJit, dtypes
+from tinygrad.device import Buffer
+from tinygrad.helpers import Context
+from tinygrad.nn.optim import Adam
+from tinygrad.nn.state import safe_save
+
+from engine import rng
+from engine.env import EnvCore
+from engine.train.common import MLPPolicy, RunningMeanStd, _run, load_policy, write_curve_png
+from oracle.contacts import has_contacts
+from oracle.step import substep
+from oracle.velocity import has_damping
+
+DEFAULTS = dict(
+  window=10,              # W: env-steps per backprop window (must divide the task's episode length)
+  lr=1e-3,                # Adam step size
+  hidden=(64, 64),
+  max_grad_norm=1.0,      # global gradient-norm clip
+  noise_std=0.0,          # exploration noise added to the mean action (0: the deterministic policy)
+  eval_every=None,        # iterations between deterministic evaluations (default: once per training episode)
+  target_return=None,     # stop at the first evaluation whose mean episode return reaches this
+)
+# the bar the project measures trainers against: mean return of the deterministic policy over one episode
+BARS = {"reacher": -4.0}
+EVAL_SEED_OFFSET = 7919   # the evaluation episodes' stream: fixed per seed, apart from the training stream
+
+
+def _np_dtype(dtype): return np.float64 if dtype == dtypes.float64 else np.float32
+
+
+class _Staging:
+  """A realised Tensor refilled from numpy in place (common.Staging for any float dtype): a JIT input buffer that
+  costs a copy, not a new buffer, per call."""
+  def __init__(self, shape: tuple[int, ...], dtype):
+    self.np_dtype, self.tensor = _np_dtype(dtype), Tensor.zeros(*shape, dtype=dtype).contiguous().realize()
+
+  def load(self, x: np.ndarray) -> Tensor:
+    x = np.ascontiguousarray(x, self.np_dtype).reshape(self.tensor.shape)
+    buf = self.tensor.uop.buffer
+    buf.copy_from(Buffer("PYTHON", buf.size, buf.dtype, opaque=memoryview(x).cast("B")))
+    return self.tensor
+
+
+def cast_policy(policy: MLPPolicy, dtype) -> MLPPolicy:
+  """The policy's tensors in `dtype` (float64 for gradient checks), in place."""
+  for lin in policy.actor + policy.critic:
+    lin.weight, lin.bias = (t.cast(dtype).contiguous().realize() for t in (lin.weight, lin.bias))
+  policy.log_std, policy.obs_mean, policy.obs_var = (t.cast(dtype).contiguous().realize()
+                                                      for t in (policy.log_std, policy.obs_mean, policy.obs_var))
+  return policy
+
+
+def _jit(fn) -> TinyJit:
+  jit = TinyJit(fn)
+  jit.cnt = 1   # capture on the first call (engine/simulator.py _runner): every graph here is scheduled once
+  return jit
+
+
+class APG:
+  """One task, a batch of envs and a policy; the jitted pieces of the forward window and its gradient.
+
+  Shapes are fixed at construction (B envs, W steps), so each jitted function is captured once. The Jacobian call
+  dominates the first iteration (~100 s to schedule and compile on a CPU); later iterations replay it."""
+
+  def __init__(self, task: str, num_envs: int, *, window: int = DEFAULTS["window"], seed: int = 0,
+               hidden=DEFAULTS["hidden"], lr: float = DEFAULTS["lr"], max_grad_norm: float = DEFAULTS["max_grad_norm"],
+               noise_std: float = DEFAULTS["noise_std"], dtype=dtypes.float32, policy: MLPPolicy | None = None):
+    self.core = core = EnvCore(task, num_envs, dtype=dtype)
+    self.model, self.task, self.B, self.W = core.model, core.task, num_envs, int(window)
+    if has_contacts(self.model): raise NotImplementedError(f"{task}: APG here supports scenes without contacts")
+    if self.model.nact == 0: raise ValueError(f"{task}: no actuators to control")
+    if not (self.W >= 1 and self.task.max_episode_steps % self.W == 0):
+      raise ValueError(f"window: must divide the episode length {self.task.max_episode_steps}, got {window!r}")
+    m = self.model
+    self.S, self.D, self.A, self.dtype = m.substeps, m.nbody * 13, m.nact, dtype
+    self.h, self.damping = m.dt / m.substeps, has_damping(m)
+    self.noise_std, self.max_grad_norm = float(noise_std), float(max_grad_norm)
+    self.policy = cast_policy(policy or MLPPolicy(self.task.obs_size, self.A, hidden, seed=seed), dtype)
+    self.params = [t for lin in self.policy.actor for t in (lin.weight, lin.bias)]
+    self.opt = Adam(self.params, lr=lr)
+    self.obs_rms = RunningMeanStd(self.task.obs_size)
+    # a task without data still carries a (B, 1) placeholder (engine/env.py)
+    B, W, S, nb, A, k = self.B, self.W, self.S, m.nbody, self.A, max(self.task.task_size, 1)
+    st = lambda *shape: _Staging(shape, dtype)
+    self._in = dict(packed=st(B, nb, 13), task=st(B, k), noise=st(B, A), ckpt=st(W * S * B, nb, 13),
+                    ctrl=st(W * B, A), P=st(W * B, nb, 13), Pn=st(W * B, nb, 13), taskw=st(W * B, k),
+                    noisew=st(W * B, A), G=st(W * B, A))
+    self._reset, self._step, self._jac = _jit(self._reset_fn), _jit(self._step_fn), _jit(self._jac_fn)
+    self._head, self._grads, self._apply = _jit(self._head_fn), _jit(self._grads_fn), _jit(self._apply_fn)
+
+  # --- the jitted pieces ---
+  def _ctrl_of(self, packed: Tensor, task: Tensor, noise: Tensor) -> tuple[Tensor, Tensor]:
+    """(clipped controls, obs): the policy's mean action on the observation, plus scaled noise, clipped."""
+    obs = self.task.observe(self.model, packed, task)
+    mean = _run(self.policy.actor, self.policy.normalise(obs))
+    return self.core.clip_action(mean + self.noise_std * noise if self.noise_std else mean), obs
+
+  def _reset_fn(self, key: Tensor):
+    st = self.core.reset(key)
+    return st.packed.contiguous().realize(), st.task.contiguous().realize(), st.key.contiguous().realize()
+
+  def _step_fn(self, packed: Tensor, task: Tensor, noise: Tensor):
+    """One env-step: (next packed, the packed state before each substep (S, B, nbody, 13), ctrl, reward, obs)."""
+    ctrl, obs = self._ctrl_of(packed, task, noise)
+    ctrl = ctrl.contiguous().realize()
+    ckpts, p = [], packed
+    for _ in range(self.S):
+      ckpts.append(p)
+      p = substep(self.model, p, self.h, self.damping, None, ctrl).realize()   # one small graph per substep
+    reward = self.task.reward(self.model, p, task, ctrl)
+    return p, Tensor.stack(*ckpts).realize(), ctrl, reward.contiguous().realize(), obs.contiguous().realize()
+
+  def _jac_fn(self, ckpt: Tensor, ctrl: Tensor) -> Tensor:
+    """Every substep's Jacobian: ckpt (W S B, nbody, 13) in (step, substep, env) order, ctrl (W B, nact) ->
+    (W S B, D, D + nact), row i = d out_i / d [packed | ctrl]. Each row is repeated D times and seeded with one
+    output direction; envs never interact, so one VJP of the repeated batch gives every row of every Jacobian."""
+    n, nb, D, A = ckpt.shape[0], self.model.nbody, self.D, self.A
+    p = ckpt.reshape(n, 1, nb, 13).expand(n, D, nb, 13).reshape(n * D, nb, 13).contiguous()
+    c = ctrl.reshape(self.W, 1, self.B, A).expand(self.W, self.S, self.B, A).reshape(n, 1, A)
+    c = c.expand(n, D, A).reshape(n * D, A).contiguous()
+    out = substep(self.model, p, self.h, self.damping, None, c)
+    seed = Tensor.eye(D, dtype=ckpt.dtype).to(ckpt.device).reshape(1, D, nb, 13).expand(n, D, nb, 13)
+    gp, gc = out.gradient(p, c, gradient=seed.reshape(n * D, nb, 13))
+    return gp.reshape(n, D, D).cat(gc.reshape(n, D, A), dim=2).realize()
+
+  def _head_fn(self, P: Tensor, Pn: Tensor, task: Tensor, ctrl: Tensor, noise: Tensor):
+    """Per row (step, env): d reward / d next packed (W B, D), d reward / d ctrl (W B, nact), and the Jacobian of the
+    clipped controls w.r.t. the packed state they were computed from (W B, nact, D) (A seeded copies per row)."""
+    M, nb, D, A = P.shape[0], self.model.nbody, self.D, self.A
+    Pn_, ctrl_ = Pn.contiguous(), ctrl.contiguous()
+    r = self.task.reward(self.model, Pn_, task, ctrl_)
+    g_pn, g_c = r.gradient(Pn_, ctrl_, gradient=r.ones_like())   # rows are independent: per-row gradients
+    rep = lambda t: t.reshape(M, 1, *t.shape[1:]).expand(M, A, *t.shape[1:]).reshape(M * A, *t.shape[1:])
+    p = rep(P).contiguous()
+    c, _ = self._ctrl_of(p, rep(task), rep(noise))
+    seed = Tensor.eye(A, dtype=P.dtype).to(P.device).reshape(1, A, A).expand(M, A, A).reshape(M * A, A)
+    (g_p,) = c.gradient(p, gradient=seed)
+    return g_pn.reshape(M, D).realize(), g_c.realize(), g_p.reshape(M, A, D).realize()
+
+  def _grads_fn(self, P: Tensor, task: Tensor, noise: Tensor, G: Tensor):
+    """d loss / d actor weights given G = d loss / d ctrl per row (W B, nact), and their global norm."""
+    c, _ = self._ctrl_of(P, task, noise)
+    grads = c.gradient(*self.params, gradient=G)
+    norm = sum(g.square().sum() for g in grads).sqrt()
+    return (*(g.contiguous() for g in grads), norm.reshape(1).contiguous())
+
+  def _apply_fn(self, *grads):
+    norm = sum(g.square().sum() for g in grads).sqrt().reshape(1)
+    scale = (self.max_grad_norm / (norm + 1e-6)).minimum(1.0)
+    for p, g in zip(self.params, grads): p.grad = (g * scale).cast(p.dtype)
+    with Context(TRAINING=1): Tensor.realize(*self.opt.schedule_step())
+    return norm * scale
+
+  # --- the window ---
+  def reset(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fresh episodes for every env: (packed, task data, next key) from a (B,) uint32 key."""
+    packed, task, key = self._reset(Tensor(key.astype(np.uint32)))
+    return packed.numpy(), task.numpy(), key.numpy()
+
+  def keys(self, seed: int) -> np.ndarray:
+    return rng.env_keys(seed, self.B, self.core.device).numpy()
+
+  def step(self, packed: np.ndarray, task: np.ndarray, noise: np.ndarray | None = None) -> dict:
+    """One env-step of the policy in every env (numpy in, numpy out)."""
+    noise = np.zeros((self.B, self.A)) if noise is None else noise
+    out = self._step(self._in["packed"].load(packed), self._in["task"].load(task), self._in["noise"].load(noise))
+    return dict(zip(("packed", "ckpt", "ctrl", "reward", "obs"), (t.numpy() for t in out)))
+
+  def rollout(self, packed: np.ndarray, task: np.ndarray, noise: np.ndarray | None = None) -> dict:
+    """The forward window: W steps from packed. noise: (W, B, nact) or None. Returns the checkpoints the gradient
+    needs (numpy, step first) and the rewards (W, B)."""
+    noise = np.zeros((self.W, self.B, self.A)) if noise is None else noise
+    P, steps = [packed], []
+    for t in range(self.W):
+      steps.append(self.step(P[-1], task, noise[t]))
+      P.append(steps[-1]["packed"])
+    cat = lambda k: np.stack([s[k] for s in steps])
+    return dict(P=np.stack(P), ckpt=cat("ckpt"), ctrl=cat("ctrl"), reward=cat("reward"), obs=cat("obs"), task=task,
+                noise=noise)
+
+  def gradient(self, win: dict) -> tuple[float, list[Tensor], float]:
+    """(loss, d loss / d actor weights (jit output buffers: valid until the next call), their norm) for the window
+    loss = -mean_envs sum_t r_t."""
+    W, B, S, D, A = self.W, self.B, self.S, self.D, self.A
+    J = self._jac(self._in["ckpt"].load(win["ckpt"]), self._in["ctrl"].load(win["ctrl"])).numpy()
+    J = J.astype(np.float64).reshape(W, S, B, D, D + A)
+    taskw = np.broadcast_to(win["task"], (W, *win["task"].shape))
+    args = [self._in["P"].load(win["P"][:-1]), self._in["Pn"].load(win["P"][1:]), self._in["taskw"].load(taskw),
+            self._in["ctrl"].load(win["ctrl"]), self._in["noisew"].load(win["noise"])]
+    g_pn, g_c, g_pol = (t.numpy().astype(np.float64) for t in self._head(*args))
+    g_pn, g_c, g_pol = g_pn.reshape(W, B, D), g_c.reshape(W, B, A), g_pol.reshape(W, B, A, D)
+    # reverse sweep: adj = d loss / d packed (zero after the window: truncated backprop), G = d loss / d ctrl
+    adj, G = np.zeros((B, D)), np.zeros((W, B, A))
+    for t in reversed(range(W)):
+      adj = adj - g_pn[t] / B
+      g = -g_c[t] / B
+      for s in reversed(range(S)):
+        g = g + np.einsum("bi,bia->ba", adj, J[t, s, :, :, D:])
+        adj = np.einsum("bi,bij->bj", adj, J[t, s, :, :, :D])
+      G[t] = g
+      adj = adj + np.einsum("ba,bad->bd", g, g_pol[t])   # ctrl_t = policy(obs(packed_t))
+    *grads, norm = self._grads(args[0], args[2], args[4], self._in["G"].load(G))
+    return float(-win["reward"].sum() / B), grads, float(norm.numpy()[0])
+
+  def update(self, grads: list[Tensor]) -> float:
+    """Clip to max_grad_norm and take an Adam step; returns the applied gradient norm."""
+    return float(self._apply(*grads).numpy()[0])
+
+  def observe_stats(self, obs: np.ndarray):
+    """Fold observations into the running statistics the policy normalises with (assigned in place: the JITs that
+    captured the buffers see them)."""
+    self.obs_rms.update(obs)
+    dt = _np_dtype(self.dtype)
+    self.policy.obs_mean.assign(Tensor(self.obs_rms.mean.astype(dt))).realize()
+    self.policy.obs_var.assign(Tensor(self.obs_rms.var.astype(dt))).realize()
+
+  def evaluate(self, seed: int) -> dict:
+    """The deterministic policy over one full episode in every env, from the seed's fixed initial states: mean
+    episode return and mean reward of the last step (reacher: about minus the final tip distance)."""
+    packed, task, _ = self.reset(self.keys(seed))
+    total = np.zeros(self.B)
+    for _ in range(self.task.max_episode_steps):
+      out = self.step(packed, task)
+      packed, total = out["packed"], total + out["reward"]
+    return dict(eval_return=float(total.mean()), eval_final_reward=float(out["reward"].mean()))
+
+
+def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAULTS["window"],
+              lr: float = DEFAULTS["lr"], seed: int = 0, log=print, dtype=dtypes.float32, **hparams):
+  """Trains the actor of an MLPPolicy by analytic policy gradients for `iterations` windows.
+
+  hparams override DEFAULTS (hidden, max_grad_norm, noise_std, eval_every, target_return). Returns (policy,
+  history): one dict per iteration with env_steps (B x steps simulated in training, evaluations not counted), wall_s
+  (evaluations included; eval_s is their share), loss (the window's), grad_norm (before clipping), episodes and
+  train_episode_return (training episodes that ended in this iteration), and, on evaluation iterations,
+  mean_episode_return (deterministic policy, fixed evaluation episodes) and eval_final_reward (None elsewhere)."""
+  if unknown := set(hparams) - set(DEFAULTS): raise TypeError(f"unknown APG hyperparameters {sorted(unknown)}")
+  hp = {**DEFAULTS, **hparams, "window": window, "lr": lr}
+  apg = APG(task, num_envs, window=window, seed=seed, hidden=hp["hidden"], lr=lr, max_grad_norm=hp["max_grad_norm"],
+            noise_std=hp["noise_std"], dtype=dtype)
+  episode_len = apg.task.max_episode_steps
+  eval_every = hp["eval_every"] or episode_len // window
+  noise_rng = np.random.default_rng(seed)
+  key = apg.keys(seed)
+  packed, task_data, key = apg.reset(key)
+  ep_t, ep_ret, history, t0, eval_s, env_steps = 0, np.zeros(num_envs), [], time.perf_counter(), 0.0, 0
+  for it in range(iterations):
+    noise = noise_rng.standard_normal((window, num_envs, apg.A)) if hp["noise_std"] else None
+    win = apg.rollout(packed, task_data, noise)
+    env_steps += window * num_envs
+    loss, grads, norm = apg.gradient(win)
+    if math.isfinite(norm): apg.update(grads)   # a blown-up window is skipped, not applied
+    apg.observe_stats(win["obs"].reshape(-1, apg.task.obs_size))
+    packed, ep_t, ep_ret = win["P"][-1], ep_t + window, ep_ret + win["reward"].sum(0)
+    row = dict(iteration=it, env_steps=env_steps, loss=loss, grad_norm=norm, episodes=0, train_episode_return=None,
+               mean_episode_return=None, eval_final_reward=None)
+    if ep_t == episode_len:   # every env ends its episode together: restart all with new targets
+      row.update(episodes=num_envs, train_episode_return=float(ep_ret.mean()))
+      packed, task_data, key = apg.reset(key)
+      ep_t, ep_ret = 0, np.zeros(num_envs)
+    if (it + 1) % eval_every == 0 or it == iterations - 1:
+      te = time.perf_counter()
+      ev = apg.evaluate(seed + EVAL_SEED_OFFSET)
+      eval_s += time.perf_counter() - te
+      row.update(mean_episode_return=ev["eval_return"], eval_final_reward=ev["eval_final_reward"])
+    row.update(wall_s=time.perf_counter() - t0, eval_s=eval_s)
+    history.append(row)
+    if log is not None: log(progress_line(it, row))
+    target = hp["target_return"]
+    if target is not None and row["mean_episode_return"] is not None and row["mean_episode_return"] >= target: break
+  return apg.policy, history
+
+
+def progress_line(it: int, row: dict) -> str:
+  fmt = lambda v, spec: "      -" if v is None else format(v, spec)
+  return (f"iter {it:4d}  steps {row['env_steps']:8d}  wall {row['wall_s']:7.1f}s  loss {row['loss']:+8.4f}  "
+          f"|g| {row['grad_norm']:9.3f}  train_return {fmt(row['train_episode_return'], '7.2f')}  "
+          f"eval_return {fmt(row['mean_episode_return'], '7.2f')}")
+
+
+def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict, target: float | None = None):
+  """Writes <out>/policy.safetensors (float32), <out>/curve.png and <out>/history.json."""
+  os.makedirs(out, exist_ok=True)
+  # float32 on disk whatever the training dtype (load_policy builds a float32 policy); the policy is not touched
+  safe_save({k: v.cast(dtypes.float32).contiguous() for k, v in policy.state_dict().items()},
+            os.path.join(out, "policy.safetensors"))
+  rows = [r for r in history if r["mean_episode_return"] is not None]
+  # the curve helper draws values >= 0 only: plot the episode cost (-return), lower is better
+  write_curve_png(os.path.join(out, "curve.png"), [r["env_steps"] for r in rows],
+                  [-r["mean_episode_return"] for r in rows], title=f"APG {meta.get('task', '')}",
+                  ylabel="-(mean episode return)", target=None if target is None else -target)
+  with open(os.path.join(out, "history.json"), "w") as f: json.dump({**meta, "history": history}, f, indent=1)
+
+
+def main(argv=None):
+  p = argparse.ArgumentParser(prog="python -m engine.train.apg", description=__doc__.split("\n\n")[0])
+  p.add_argument("--task", default="reacher")
+  p.add_argument("--num-envs", type=int, default=32)
+  p.add_argument("--iterations", type=int, default=300)
+  p.add_argument("--window", type=int, default=DEFAULTS["window"])
+  p.add_argument("--lr", type=float, default=DEFAULTS["lr"])
+  p.add_argument("--max-grad-norm", type=float, default=DEFAULTS["max_grad_norm"])
+  p.add_argument("--noise-std", type=float, default=DEFAULTS["noise_std"])
+  p.add_argument("--eval-every", type=int, default=None)
+  p.add_argument("--seed", type=int, default=0)
+  p.add_argument("--target-return", type=float, default=None, help="stop early here (default: the task's bar)")
+  p.add_argument("--no-stop", action="store_true", help="run every iteration even past the bar")
+  p.add_argument("--out", default=None, help="output folder (default out/apg_<task>)")
+  p.add_argument("--load", default=None, help="evaluate these saved weights instead of training")
+  args = p.parse_args(argv)
+  bar = args.target_return if args.target_return is not None else BARS.get(args.task)
+  if args.load:
+    apg = APG(args.task, args.num_envs, window=args.window, policy=load_policy(args.load))
+    ev = apg.evaluate(args.seed + EVAL_SEED_OFFSET)
+    print(f"eval {args.load}: mean episode return {ev['eval_return']:.3f}, last-step reward "
+          f"{ev['eval_final_reward']:.4f} ({args.num_envs} episodes)")
+    return
+  hp = dict(max_grad_norm=args.max_grad_norm, noise_std=args.noise_std, eval_every=args.eval_every,
+            target_return=None if args.no_stop else bar)
+  policy, history = train_apg(args.task, args.num_envs, args.iterations, window=args.window, lr=args.lr,
+                              seed=args.seed, **hp)
+  out = args.out or os.path.join("out", f"apg_{args.task}")
+  reached = next((r for r in history if bar is not None and (r["mean_episode_return"] or -math.inf) >= bar), None)
+  meta = dict(task=args.task, num_envs=args.num_envs, seed=args.seed, hparams={**DEFAULTS, **hp, "window": args.window,
+              "lr": args.lr}, bar=bar, bar_reached_at=None if reached is None else
+              {k: reached[k] for k in ("iteration", "env_steps", "wall_s", "eval_s", "mean_episode_return")})
+  save_run(out, policy, history, meta, target=bar)
+  if reached: print(f"bar {bar} reached at {reached['env_steps']} env-steps, {reached['wall_s']:.1f} s")
+  print(f"saved {out}/policy.safetensors, curve.png, history.json")
+
+
+if __name__ == "__main__":
+  main()

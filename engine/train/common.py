@@ -1,0 +1,187 @@
+"""Pieces shared by the trainers: a small Gaussian MLP policy with a value head, running observation statistics,
+weight save/load (safetensors), a progress line and a reward-curve PNG drawn with PIL (no matplotlib)."""
+import math
+
+import numpy as np
+from tinygrad import Tensor, nn
+from tinygrad.device import Buffer
+from tinygrad.nn.state import get_state_dict, load_state_dict, safe_load, safe_save
+
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+def _orthogonal(rng: np.random.Generator, fan_out: int, fan_in: int, gain: float) -> np.ndarray:
+  # orthogonal init (Saxe et al. 2014), the PPO default: keeps activations well scaled through tanh layers
+  q, r = np.linalg.qr(rng.standard_normal((max(fan_out, fan_in), min(fan_out, fan_in))))
+  q = q * np.sign(np.diag(r))  # makes the decomposition unique, so the draw is uniform over orthogonal matrices
+  return (gain * (q if fan_out >= fan_in else q.T)).astype(np.float32)
+
+
+def _mlp(rng: np.random.Generator, sizes: list[int], out_gain: float) -> list[nn.Linear]:
+  layers = []
+  for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+    lin = nn.Linear(fan_in, fan_out)
+    gain = out_gain if i == len(sizes) - 2 else math.sqrt(2.0)
+    lin.weight = Tensor(_orthogonal(rng, fan_out, fan_in, gain))
+    lin.bias = Tensor.zeros(fan_out).contiguous()
+    layers.append(lin)
+  return layers
+
+
+def _run(layers: list[nn.Linear], x: Tensor) -> Tensor:
+  for lin in layers[:-1]: x = lin(x).tanh()
+  return layers[-1](x)
+
+
+class MLPPolicy:
+  """Gaussian policy mean(obs) with a state-independent log-std, and a separate value network V(obs).
+
+  Observations are normalised inside the policy with running statistics (obs_mean, obs_var), so saved weights are
+  self-contained. Separate actor and critic networks keep the (large) return-scale value gradients out of the actor.
+  Fields: actor / critic: lists of nn.Linear; log_std: (act_dim,); obs_mean, obs_var: (obs_dim,).
+  """
+  def __init__(self, obs_dim: int, act_dim: int, hidden: tuple[int, ...] = (64, 64), init_log_std: float = 0.0,
+               seed: int = 0):
+    rng = np.random.default_rng(seed)
+    self.obs_dim, self.act_dim, self.hidden = obs_dim, act_dim, tuple(hidden)
+    # small last actor layer: the initial policy is ~zero-mean whatever the obs, so early exploration is unbiased
+    self.actor = _mlp(rng, [obs_dim, *hidden, act_dim], out_gain=0.01)
+    self.critic = _mlp(rng, [obs_dim, *hidden, 1], out_gain=1.0)
+    self.log_std = Tensor.full((act_dim,), float(init_log_std)).contiguous()
+    self.obs_mean = Tensor.zeros(obs_dim).contiguous()
+    self.obs_var = Tensor.ones(obs_dim).contiguous()
+    Tensor.realize(*self.state_dict().values())
+
+  def parameters(self) -> list[Tensor]:
+    """The trainable tensors (the observation statistics are not trained, they are measured)."""
+    return [t for lin in self.actor + self.critic for t in (lin.weight, lin.bias)] + [self.log_std]
+
+  def state_dict(self) -> dict[str, Tensor]:
+    return get_state_dict({"actor": self.actor, "critic": self.critic, "log_std": self.log_std,
+                           "obs_mean": self.obs_mean, "obs_var": self.obs_var})
+
+  def normalise(self, obs: Tensor) -> Tensor:
+    # clipped at 10 sigma so a rare wild state cannot saturate every tanh unit
+    return ((obs - self.obs_mean) / (self.obs_var + 1e-8).sqrt()).clip(-10.0, 10.0)
+
+  def __call__(self, obs: Tensor) -> tuple[Tensor, Tensor]:
+    """obs (B, obs_dim) -> (action mean (B, act_dim), value (B,))."""
+    x = self.normalise(obs)
+    return _run(self.actor, x), _run(self.critic, x)[:, 0]
+
+  def log_prob(self, mean: Tensor, action: Tensor) -> Tensor:
+    """Diagonal Gaussian log-density of action (B, act_dim) -> (B,)."""
+    z = (action - mean) / self.log_std.exp()
+    return (-0.5 * z * z - self.log_std - 0.5 * LOG_2PI).sum(axis=1)
+
+  def entropy(self) -> Tensor:
+    """Entropy of the diagonal Gaussian (scalar; it does not depend on the state)."""
+    return (self.log_std + 0.5 * (LOG_2PI + 1.0)).sum()
+
+
+class RunningMeanStd:
+  """Running mean/variance over batches (Chan et al. parallel update), in float64 numpy."""
+  def __init__(self, dim: int):
+    self.mean, self.var, self.count = np.zeros(dim), np.ones(dim), 1e-4
+
+  def update(self, x: np.ndarray):
+    x = x.reshape(-1, self.mean.shape[0]).astype(np.float64)
+    n, mean, var = x.shape[0], x.mean(axis=0), x.var(axis=0)
+    delta, total = mean - self.mean, self.count + n
+    m2 = self.var * self.count + var * n + delta**2 * self.count * n / total
+    self.mean, self.var, self.count = self.mean + delta * n / total, m2 / total, total
+
+  def copy_to(self, policy: MLPPolicy):
+    # assign keeps the buffers, so jitted forwards that captured them see the new statistics
+    policy.obs_mean.assign(Tensor(self.mean.astype(np.float32))).realize()
+    policy.obs_var.assign(Tensor(self.var.astype(np.float32))).realize()
+
+
+class Staging:
+  """A fixed-shape, realised float32 Tensor refilled from numpy in place.
+
+  Tensor(ndarray) schedules and realises a new buffer (~2 ms per call on CPU in tinygrad 0.14, more with many live
+  Tensors); a plain buffer copy into an existing Tensor costs ~0.2 ms. The Tensor keeps its buffer, so it can be
+  passed to a TinyJit on every call."""
+  def __init__(self, shape: tuple[int, ...], device: str | None = None):
+    self.tensor = Tensor.zeros(*shape, device=device).contiguous().realize()
+
+  def load(self, x: np.ndarray) -> Tensor:
+    x = np.ascontiguousarray(x, np.float32)
+    if x.shape != self.tensor.shape: raise ValueError(f"expected shape {self.tensor.shape}, got {x.shape}")
+    buf = self.tensor.uop.buffer
+    buf.copy_from(Buffer("PYTHON", buf.size, buf.dtype, opaque=memoryview(x).cast("B")))
+    return self.tensor
+
+
+def save_policy(policy: MLPPolicy, path: str):
+  safe_save(policy.state_dict(), path)
+
+
+def load_policy(path: str) -> MLPPolicy:
+  """Rebuilds the policy from a safetensors file; sizes are read from the stored shapes."""
+  state = safe_load(path)
+  obs_dim, act_dim = state["obs_mean"].shape[0], state["log_std"].shape[0]
+  n_actor = len([k for k in state if k.startswith("actor.") and k.endswith(".weight")])
+  hidden = tuple(state[f"actor.{i}.weight"].shape[0] for i in range(n_actor - 1))
+  policy = MLPPolicy(obs_dim, act_dim, hidden)
+  load_state_dict(policy.state_dict(), state, verbose=False)
+  return policy
+
+
+def progress_line(it: int, row: dict) -> str:
+  """One line per iteration: env-steps, wall time, mean episode length/return (episodes finished this iteration)."""
+  fmt = lambda v, spec: "     -" if v is None else format(v, spec)
+  return (f"iter {it:4d}  steps {row['env_steps']:8d}  wall {row['wall_s']:7.1f}s  "
+          f"ep_len {fmt(row['mean_episode_length'], '6.1f')}  return {fmt(row['mean_episode_return'], '7.1f')}  "
+          f"pi {row['policy_loss']:+.4f}  v {row['value_loss']:8.3f}  ent {row['entropy']:5.2f}  "
+          f"kl {row['approx_kl']:.4f}")
+
+
+def _nice_step(span: float, ticks: int = 5) -> float:
+  # tick spacing of 1, 2, 2.5 or 5 times a power of ten, giving about `ticks` intervals over span
+  raw = max(span, 1e-12) / ticks
+  mag = 10.0 ** math.floor(math.log10(raw))
+  return next(m * mag for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * mag >= raw)
+
+
+def _tick_label(v: float) -> str:
+  return f"{v / 1e6:g}M" if abs(v) >= 1e6 else f"{v / 1e3:g}k" if abs(v) >= 1e4 else f"{v:g}"
+
+
+def write_curve_png(path: str, xs, ys, *, title: str = "", xlabel: str = "env steps",
+                    ylabel: str = "mean episode length", target: float | None = None, size=(720, 440)):
+  """Line plot of ys against xs (points with y None are skipped), with axes, ticks, labels and an optional
+  dashed target line, drawn with PIL.ImageDraw."""
+  from PIL import Image, ImageDraw, ImageFont
+  pts = [(float(x), float(y)) for x, y in zip(xs, ys) if y is not None]
+  w, h = size
+  left, right, top, bottom = 70, 30, 36, 50
+  img = Image.new("RGB", size, "white")
+  draw, font = ImageDraw.Draw(img), ImageFont.load_default()
+  x_step = _nice_step(max([p[0] for p in pts] + [1.0]))
+  y_step = _nice_step(max([p[1] for p in pts] + ([target] if target is not None else []) + [1.0]))
+  x_max = x_step * math.ceil(max([p[0] for p in pts] + [1.0]) / x_step)
+  y_max = y_step * math.ceil(max([p[1] for p in pts] + ([target] if target is not None else []) + [1.0]) / y_step)
+  sx = lambda x: left + (w - left - right) * x / x_max
+  sy = lambda y: h - bottom - (h - top - bottom) * y / y_max
+  # axes box, round-valued ticks and grid lines so values can be read off
+  draw.rectangle([left, top, w - right, h - bottom], outline="black")
+  for i in range(round(x_max / x_step) + 1):
+    draw.line([sx(i * x_step), top, sx(i * x_step), h - bottom], fill=(225, 225, 225))
+    draw.text((sx(i * x_step), h - bottom + 6), _tick_label(i * x_step), fill="black", font=font, anchor="mt")
+  for i in range(round(y_max / y_step) + 1):
+    draw.line([left, sy(i * y_step), w - right, sy(i * y_step)], fill=(225, 225, 225))
+    draw.text((left - 6, sy(i * y_step)), _tick_label(i * y_step), fill="black", font=font, anchor="rm")
+  draw.rectangle([left, top, w - right, h - bottom], outline="black")
+  if target is not None:
+    for x0 in range(left, w - right, 12): draw.line([x0, sy(target), min(x0 + 6, w - right), sy(target)], fill="red")
+  if len(pts) >= 2: draw.line([(sx(x), sy(y)) for x, y in pts], fill=(31, 119, 180), width=2)
+  for x, y in pts: draw.ellipse([sx(x) - 2, sy(y) - 2, sx(x) + 2, sy(y) + 2], fill=(31, 119, 180))
+  draw.text((w / 2, h - 14), xlabel, fill="black", font=font, anchor="mm")
+  draw.text((w / 2, 16), title, fill="black", font=font, anchor="mm")
+  # PIL cannot draw rotated text directly: render the y label on its own strip and rotate that
+  strip = Image.new("RGB", (h - top - bottom, 14), "white")
+  ImageDraw.Draw(strip).text(((h - top - bottom) / 2, 7), ylabel, fill="black", font=font, anchor="mm")
+  img.paste(strip.rotate(90, expand=True), (4, top))
+  img.save(path)
