@@ -28,4 +28,5 @@ class Box:
   def batched(self, n: int) -> Box:
     return Box(np.broadcast_to(self.low, (n, *self.shape)).copy(), np.broadcast_to(self.high, (n, *self.shape)).copy())
 
-  def __repr__(self): return f"Box(shape={self.shape}, dtype=float32, low={self.low.min():g}.., high={self.high.max():g}..)"
+  def __repr__(self):
+    return f"Box(shape={self.shape}, dtype=float32, low={self.low.min():g}.., high={self.high.max():g}..)"
