@@ -1,4 +1,4 @@
-"""Gymnasium adapter: numpy views of a tinyxpbd vector env (contract: spec/env_api.md).
+"""Gymnasium adapter: numpy views of a tinyxpbd vector env (contract: docs/env.md).
 
 - `make_gymnasium(task, **kw)` / `GymnasiumEnv(env)`: one env (num_envs=1) as a standard `gymnasium.Env`. The engine
   auto-resets inside step; this view hides that, returning the episode's last obs on terminated/truncated and

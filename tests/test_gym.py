@@ -1,7 +1,7 @@
 """Gymnasium adapter (engine/gym.py): Gymnasium's own check_env on the single view, gymnasium 1.x VectorEnv contract and
 SAME_STEP autoreset layout on the vector view, seeding, and the install hint when gymnasium is missing.
 
-A numpy point mass (FakePointMass) follows spec/env_api.md exactly and drives most tests; the same checks run on the
+A numpy point mass (FakePointMass) follows docs/env.md exactly and drives most tests; the same checks run on the
 real tasks once engine.make_env exists (skipped until then)."""
 import functools
 import importlib
@@ -39,7 +39,7 @@ class FakeBox:
 
 
 class FakePointMass:
-  """Batched 2-D point mass per spec/env_api.md: obs [x, y, vx, vy] (N, 4), action = acceleration (N, 2) clipped to
+  """Batched 2-D point mass per docs/env.md: obs [x, y, vx, vy] (N, 4), action = acceleration (N, 2) clipped to
   [-1, 1] [m/s^2], dt = 0.1 s. Starts at rest with x, y ~ U(-0.5, 0.5) [m]; reward -|p|^2; terminated when
   max(|x|, |y|) > 1 m (or state non-finite), truncated after max_episode_steps; auto-resets in step.
   Different obs_dim (4) and act_dim (2) catch a swapped space."""

@@ -1,5 +1,5 @@
 """PPO trainer (engine/train) on the numpy reference cart-pole (engine/train/refenv.py): the reference env keeps the
-spec/env_api.md contract, a short training run measurably learns, weights round-trip exactly, the CLI writes its
+docs/env.md contract, a short training run measurably learns, weights round-trip exactly, the CLI writes its
 outputs. One training run per module (the TinyJit compiles dominate the cost)."""
 import json
 

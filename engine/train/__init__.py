@@ -1,4 +1,4 @@
-"""Policy training on the vector envs (spec/env_api.md): PPO in pure tinygrad.
+"""Policy training on the vector envs (docs/env.md): PPO in pure tinygrad.
 
 Loaded lazily so `python -m engine.train.ppo` does not import the module twice."""
 

@@ -1,5 +1,5 @@
 """PPO (Schulman et al. 2017) for continuous actions, in pure tinygrad, against the vector-env contract of
-spec/env_api.md.
+docs/env.md.
 
 Rollouts of `rollout_steps` x num_envs transitions; GAE(lambda) advantages with time-limit truncation bootstrapped
 from V(info["final_obs"]); clipped surrogate + value loss + entropy bonus; several epochs of shuffled minibatches

@@ -1,4 +1,4 @@
-"""Reference continuous cart-pole vector env in numpy, with exactly the vector-env contract of spec/env_api.md.
+"""Reference continuous cart-pole vector env in numpy, with exactly the vector-env contract of docs/env.md.
 
 It lets the trainer be developed and tested before (and independently of) the physics env: classic Barto/Gym
 cart-pole equations, explicit Euler with dt = 0.02 s, force = 10 N * clip(action, -1, 1), terminated when
