@@ -153,7 +153,7 @@ def test_env_reward_differentiable():
   np.testing.assert_allclose(gc, -0.2 * ctrl0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("task", task_names())
+@pytest.mark.parametrize("task", [t for t in task_names() if t != "ant"])   # ant: tests/test_task_ant.py
 def test_env_every_task_steps(task):
   env = engine.make_env(task, num_envs=2, seed=0)
   obs, _ = env.reset()

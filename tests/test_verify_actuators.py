@@ -72,9 +72,10 @@ def test_verify_hinge_motor_rod():
   """A rod on a hinge with torque tau: (I + m l^2) th'' = tau + m g l sin(th) (th = 0 upright)."""
   model = engine.load_scene(SCENES / "pendulum_swingup.json")
   m, I, l, g = 1.0 / float(model.body_inv_mass.numpy()[0]), inertia_about(model, 0, (0, 1, 0)), 0.5, 9.81
-  taus = np.array([2.0, -1.5])
+  taus = np.array([2.0, -1.5])   # the scene's motor: tau = 2 N m * ctrl
   steps = 10
-  q, qd = run_coords(model, np.array([[0.1], [0.1]]), np.zeros((2, 1)), taus[:, None].astype(np.float32), steps)
+  ctrl = (taus / float(model.act_gear.numpy()[0]))[:, None].astype(np.float32)
+  q, qd = run_coords(model, np.array([[0.1], [0.1]]), np.zeros((2, 1)), ctrl, steps)
   h = model.dt / model.substeps
   for e, tau in enumerate(taus):
     rhs = lambda y: np.array([y[1], (tau + m * g * l * math.sin(y[0])) / (I + m * l * l)])  # noqa: B023
