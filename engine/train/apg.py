@@ -31,7 +31,9 @@ from tinygrad.nn.state import safe_save
 
 from engine import rng
 from engine.env import EnvCore
-from engine.train.common import MLPPolicy, RunningMeanStd, _run, load_policy, write_curve_png
+from engine.scene import load_scene
+from engine.tasks import SCENES, get_task
+from engine.train.common import MLPPolicy, RunningMeanStd, load_policy, write_curve_png
 from oracle.contacts import has_contacts
 from oracle.step import substep
 from oracle.velocity import has_damping
@@ -42,6 +44,7 @@ DEFAULTS = dict(
   hidden=(64, 64),
   max_grad_norm=1.0,      # global gradient-norm clip
   noise_std=0.0,          # exploration noise added to the mean action (0: the deterministic policy)
+  grad_dtype="float64",   # the gradient's arithmetic (the simulation stays float32), see APG
   eval_every=None,        # iterations between deterministic evaluations (default: once per training episode)
   target_return=None,     # stop at the first evaluation whose mean episode return reaches this
 )
@@ -85,19 +88,30 @@ class APG:
   """One task, a batch of envs and a policy; the jitted pieces of the forward window and its gradient.
 
   Shapes are fixed at construction (B envs, W steps), so each jitted function is captured once. The Jacobian call
-  dominates the first iteration (~100 s to schedule and compile on a CPU); later iterations replay it."""
+  dominates the first iteration (~100 s to schedule and compile on a CPU); later iterations replay it.
+
+  dtype: the simulation's (and the policy's weights'); grad_dtype: the Jacobians' and VJPs', on a copy of the model
+  in that dtype, fed the upcast checkpoints. float64 by default because in float32 tinygrad's atan backward is NaN
+  for |x| > ~1e4 (atan = asin(x / sqrt(1 + x^2)) and asin's sqrt(1 - |u|) hits 0): oracle.math3.atan2 calls it
+  with y / x, so a hinge within ~1e-4 rad of +-90 degrees gave a NaN Jacobian (also through the limit branch that is
+  off, as 0 * inf), and 40 % of the 10-step windows of a reacher run at B = 32 were lost. In float64 the band is
+  ~1e-8 rad. A window whose gradient is still not finite is skipped."""
 
   def __init__(self, task: str, num_envs: int, *, window: int = DEFAULTS["window"], seed: int = 0,
                hidden=DEFAULTS["hidden"], lr: float = DEFAULTS["lr"], max_grad_norm: float = DEFAULTS["max_grad_norm"],
-               noise_std: float = DEFAULTS["noise_std"], dtype=dtypes.float32, policy: MLPPolicy | None = None):
+               noise_std: float = DEFAULTS["noise_std"], dtype=dtypes.float32, grad_dtype=dtypes.float64,
+               policy: MLPPolicy | None = None):
     self.core = core = EnvCore(task, num_envs, dtype=dtype)
     self.model, self.task, self.B, self.W = core.model, core.task, num_envs, int(window)
+    grad_dtype = getattr(dtypes, grad_dtype) if isinstance(grad_dtype, str) else grad_dtype
+    self.gmodel = self.model if grad_dtype == dtype else load_scene(SCENES / get_task(task).scene, dtype=grad_dtype)
+    Tensor.realize(*self.gmodel.tensors().values())
     if has_contacts(self.model): raise NotImplementedError(f"{task}: APG here supports scenes without contacts")
     if self.model.nact == 0: raise ValueError(f"{task}: no actuators to control")
     if not (self.W >= 1 and self.task.max_episode_steps % self.W == 0):
       raise ValueError(f"window: must divide the episode length {self.task.max_episode_steps}, got {window!r}")
     m = self.model
-    self.S, self.D, self.A, self.dtype = m.substeps, m.nbody * 13, m.nact, dtype
+    self.S, self.D, self.A, self.dtype, self.grad_dtype = m.substeps, m.nbody * 13, m.nact, dtype, grad_dtype
     self.h, self.damping = m.dt / m.substeps, has_damping(m)
     self.noise_std, self.max_grad_norm = float(noise_std), float(max_grad_norm)
     self.policy = cast_policy(policy or MLPPolicy(self.task.obs_size, self.A, hidden, seed=seed), dtype)
@@ -106,19 +120,33 @@ class APG:
     self.obs_rms = RunningMeanStd(self.task.obs_size)
     # a task without data still carries a (B, 1) placeholder (engine/env.py)
     B, W, S, nb, A, k = self.B, self.W, self.S, m.nbody, self.A, max(self.task.task_size, 1)
-    st = lambda *shape: _Staging(shape, dtype)
-    self._in = dict(packed=st(B, nb, 13), task=st(B, k), noise=st(B, A), ckpt=st(W * S * B, nb, 13),
-                    ctrl=st(W * B, A), P=st(W * B, nb, 13), Pn=st(W * B, nb, 13), taskw=st(W * B, k),
-                    noisew=st(W * B, A), G=st(W * B, A))
+    st, gt = (lambda *shape: _Staging(shape, dtype)), (lambda *shape: _Staging(shape, grad_dtype))
+    # the Jacobians go in chunks of C steps: a fixed shape for windows of 5, 10, 25, 50 (one capture serves them
+    # all) and a bounded working set (a row is ~300 B per intermediate; a 50-step window at B = 32 has 333k rows)
+    self.C = C = math.gcd(W, 5)
+    self._in = dict(packed=st(B, nb, 13), task=st(B, k), noise=st(B, A), ckpt=gt(C * S * B, nb, 13),
+                    ctrl_c=gt(C * B, A), ctrl=gt(W * B, A), P=gt(W * B, nb, 13), Pn=gt(W * B, nb, 13),
+                    taskw=gt(W * B, k), noisew=gt(W * B, A), G=gt(W * B, A))
     self._reset, self._step, self._jac = _jit(self._reset_fn), _jit(self._step_fn), _jit(self._jac_fn)
     self._head, self._grads, self._apply = _jit(self._head_fn), _jit(self._grads_fn), _jit(self._apply_fn)
 
   # --- the jitted pieces ---
   def _ctrl_of(self, packed: Tensor, task: Tensor, noise: Tensor) -> tuple[Tensor, Tensor]:
-    """(clipped controls, obs): the policy's mean action on the observation, plus scaled noise, clipped."""
-    obs = self.task.observe(self.model, packed, task)
-    mean = _run(self.policy.actor, self.policy.normalise(obs))
-    return self.core.clip_action(mean + self.noise_std * noise if self.noise_std else mean), obs
+    """(clipped controls, obs): the policy's mean action on the observation, plus scaled noise, clipped. Computed in
+    packed's dtype (the weights are cast, so gradients still reach them).
+
+    A NaN observation reads 0: oracle.math3.atan2 divides y / x, so in float32 a hinge at +-90 degrees (x ~ 0) can
+    give a NaN joint angle from a finite state (seen on reacher's elbow about once per 50k observations); one NaN
+    action would poison the state, the statistics and the weights. Its gradient stays NaN (0 * NaN through the
+    guard), so such a window is skipped."""
+    model, pol, dt = self.model if packed.dtype == self.dtype else self.gmodel, self.policy, packed.dtype
+    obs = self.task.observe(model, packed, task)
+    obs = obs.isnan().where(0.0, obs)
+    x = ((obs - pol.obs_mean.cast(dt)) / (pol.obs_var.cast(dt) + 1e-8).sqrt()).clip(-10.0, 10.0)   # normalise()
+    for i, lin in enumerate(pol.actor):
+      x = x.linear(lin.weight.cast(dt).T, lin.bias.cast(dt))
+      if i < len(pol.actor) - 1: x = x.tanh()
+    return self.core.clip_action(x + self.noise_std * noise if self.noise_std else x), obs
 
   def _reset_fn(self, key: Tensor):
     st = self.core.reset(key)
@@ -136,14 +164,14 @@ class APG:
     return p, Tensor.stack(*ckpts).realize(), ctrl, reward.contiguous().realize(), obs.contiguous().realize()
 
   def _jac_fn(self, ckpt: Tensor, ctrl: Tensor) -> Tensor:
-    """Every substep's Jacobian: ckpt (W S B, nbody, 13) in (step, substep, env) order, ctrl (W B, nact) ->
-    (W S B, D, D + nact), row i = d out_i / d [packed | ctrl]. Each row is repeated D times and seeded with one
+    """Every substep's Jacobian: ckpt (C S B, nbody, 13) in (step, substep, env) order, ctrl (C B, nact) ->
+    (C S B, D, D + nact), row i = d out_i / d [packed | ctrl]. Each row is repeated D times and seeded with one
     output direction; envs never interact, so one VJP of the repeated batch gives every row of every Jacobian."""
     n, nb, D, A = ckpt.shape[0], self.model.nbody, self.D, self.A
     p = ckpt.reshape(n, 1, nb, 13).expand(n, D, nb, 13).reshape(n * D, nb, 13).contiguous()
-    c = ctrl.reshape(self.W, 1, self.B, A).expand(self.W, self.S, self.B, A).reshape(n, 1, A)
+    c = ctrl.reshape(self.C, 1, self.B, A).expand(self.C, self.S, self.B, A).reshape(n, 1, A)
     c = c.expand(n, D, A).reshape(n * D, A).contiguous()
-    out = substep(self.model, p, self.h, self.damping, None, c)
+    out = substep(self.gmodel, p, self.h, self.damping, None, c)
     seed = Tensor.eye(D, dtype=ckpt.dtype).to(ckpt.device).reshape(1, D, nb, 13).expand(n, D, nb, 13)
     gp, gc = out.gradient(p, c, gradient=seed.reshape(n * D, nb, 13))
     return gp.reshape(n, D, D).cat(gc.reshape(n, D, A), dim=2).realize()
@@ -153,7 +181,7 @@ class APG:
     clipped controls w.r.t. the packed state they were computed from (W B, nact, D) (A seeded copies per row)."""
     M, nb, D, A = P.shape[0], self.model.nbody, self.D, self.A
     Pn_, ctrl_ = Pn.contiguous(), ctrl.contiguous()
-    r = self.task.reward(self.model, Pn_, task, ctrl_)
+    r = self.task.reward(self.gmodel, Pn_, task, ctrl_)
     g_pn, g_c = r.gradient(Pn_, ctrl_, gradient=r.ones_like())   # rows are independent: per-row gradients
     rep = lambda t: t.reshape(M, 1, *t.shape[1:]).expand(M, A, *t.shape[1:]).reshape(M * A, *t.shape[1:])
     p = rep(P).contiguous()
@@ -172,7 +200,7 @@ class APG:
   def _apply_fn(self, *grads):
     norm = sum(g.square().sum() for g in grads).sqrt().reshape(1)
     scale = (self.max_grad_norm / (norm + 1e-6)).minimum(1.0)
-    for p, g in zip(self.params, grads): p.grad = (g * scale).cast(p.dtype)
+    for p, g in zip(self.params, grads): p.grad = g * scale
     with Context(TRAINING=1): Tensor.realize(*self.opt.schedule_step())
     return norm * scale
 
@@ -207,8 +235,9 @@ class APG:
     """(loss, d loss / d actor weights (jit output buffers: valid until the next call), their norm) for the window
     loss = -mean_envs sum_t r_t."""
     W, B, S, D, A = self.W, self.B, self.S, self.D, self.A
-    J = self._jac(self._in["ckpt"].load(win["ckpt"]), self._in["ctrl"].load(win["ctrl"])).numpy()
-    J = J.astype(np.float64).reshape(W, S, B, D, D + A)
+    C = self.C
+    J = np.concatenate([self._jac(self._in["ckpt"].load(win["ckpt"][t:t + C]), self._in["ctrl_c"].load(
+      win["ctrl"][t:t + C])).numpy() for t in range(0, W, C)]).astype(np.float64).reshape(W, S, B, D, D + A)
     taskw = np.broadcast_to(win["task"], (W, *win["task"].shape))
     args = [self._in["P"].load(win["P"][:-1]), self._in["Pn"].load(win["P"][1:]), self._in["taskw"].load(taskw),
             self._in["ctrl"].load(win["ctrl"]), self._in["noisew"].load(win["noise"])]
@@ -220,10 +249,10 @@ class APG:
       adj = adj - g_pn[t] / B
       g = -g_c[t] / B
       for s in reversed(range(S)):
-        g = g + np.einsum("bi,bia->ba", adj, J[t, s, :, :, D:])
-        adj = np.einsum("bi,bij->bj", adj, J[t, s, :, :, :D])
+        full = (adj[:, None, :] @ J[t, s])[:, 0]   # [d / d packed | d / d ctrl] of this substep's input
+        adj, g = full[:, :D], g + full[:, D:]
       G[t] = g
-      adj = adj + np.einsum("ba,bad->bd", g, g_pol[t])   # ctrl_t = policy(obs(packed_t))
+      adj = adj + (g[:, None, :] @ g_pol[t])[:, 0]   # ctrl_t = policy(obs(packed_t))
     *grads, norm = self._grads(args[0], args[2], args[4], self._in["G"].load(G))
     return float(-win["reward"].sum() / B), grads, float(norm.numpy()[0])
 
@@ -234,7 +263,7 @@ class APG:
   def observe_stats(self, obs: np.ndarray):
     """Fold observations into the running statistics the policy normalises with (assigned in place: the JITs that
     captured the buffers see them)."""
-    self.obs_rms.update(obs)
+    self.obs_rms.update(obs[np.isfinite(obs).all(axis=1)])
     dt = _np_dtype(self.dtype)
     self.policy.obs_mean.assign(Tensor(self.obs_rms.mean.astype(dt))).realize()
     self.policy.obs_var.assign(Tensor(self.obs_rms.var.astype(dt))).realize()
@@ -262,7 +291,7 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
   if unknown := set(hparams) - set(DEFAULTS): raise TypeError(f"unknown APG hyperparameters {sorted(unknown)}")
   hp = {**DEFAULTS, **hparams, "window": window, "lr": lr}
   apg = APG(task, num_envs, window=window, seed=seed, hidden=hp["hidden"], lr=lr, max_grad_norm=hp["max_grad_norm"],
-            noise_std=hp["noise_std"], dtype=dtype)
+            noise_std=hp["noise_std"], dtype=dtype, grad_dtype=hp["grad_dtype"])
   episode_len = apg.task.max_episode_steps
   eval_every = hp["eval_every"] or episode_len // window
   noise_rng = np.random.default_rng(seed)
@@ -277,8 +306,13 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
     if math.isfinite(norm): apg.update(grads)   # a blown-up window is skipped, not applied
     apg.observe_stats(win["obs"].reshape(-1, apg.task.obs_size))
     packed, ep_t, ep_ret = win["P"][-1], ep_t + window, ep_ret + win["reward"].sum(0)
-    row = dict(iteration=it, env_steps=env_steps, loss=loss, grad_norm=norm, episodes=0, train_episode_return=None,
-               mean_episode_return=None, eval_final_reward=None)
+    if not np.isfinite(packed).all():   # a blown-up state: every env starts over (its episode is not counted)
+      packed, task_data, key = apg.reset(key)
+      ep_t, ep_ret = 0, np.zeros(num_envs)
+    sp = apg.core.single_action_space
+    clipped = float(((win["ctrl"] <= sp.low) | (win["ctrl"] >= sp.high)).mean())   # no gradient through these
+    row = dict(iteration=it, env_steps=env_steps, loss=loss, grad_norm=norm, clip_frac=clipped, episodes=0,
+               train_episode_return=None, mean_episode_return=None, eval_final_reward=None)
     if ep_t == episode_len:   # every env ends its episode together: restart all with new targets
       row.update(episodes=num_envs, train_episode_return=float(ep_ret.mean()))
       packed, task_data, key = apg.reset(key)
@@ -299,7 +333,7 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
 def progress_line(it: int, row: dict) -> str:
   fmt = lambda v, spec: "      -" if v is None else format(v, spec)
   return (f"iter {it:4d}  steps {row['env_steps']:8d}  wall {row['wall_s']:7.1f}s  loss {row['loss']:+8.4f}  "
-          f"|g| {row['grad_norm']:9.3f}  train_return {fmt(row['train_episode_return'], '7.2f')}  "
+          f"|g| {row['grad_norm']:9.3f}  clip {row['clip_frac']:4.2f}  train_return {fmt(row['train_episode_return'], '7.2f')}  "
           f"eval_return {fmt(row['mean_episode_return'], '7.2f')}")
 
 
