@@ -40,7 +40,8 @@ from oracle.velocity import has_damping
 
 DEFAULTS = dict(
   window=10,              # W: env-steps per backprop window (must divide the task's episode length)
-  lr=1e-3,                # Adam step size
+  lr=1e-2,                # Adam step size
+  anneal_lr=False,        # True: lr decays linearly to 0 (a fixed step keeps the return jumping by ~1)
   hidden=(64, 64),
   max_grad_norm=1.0,      # global gradient-norm clip
   noise_std=0.0,          # exploration noise added to the mean action (0: the deterministic policy)
@@ -179,7 +180,7 @@ class APG:
   def _head_fn(self, P: Tensor, Pn: Tensor, task: Tensor, ctrl: Tensor, noise: Tensor):
     """Per row (step, env): d reward / d next packed (W B, D), d reward / d ctrl (W B, nact), and the Jacobian of the
     clipped controls w.r.t. the packed state they were computed from (W B, nact, D) (A seeded copies per row)."""
-    M, nb, D, A = P.shape[0], self.model.nbody, self.D, self.A
+    M, D, A = P.shape[0], self.D, self.A
     Pn_, ctrl_ = Pn.contiguous(), ctrl.contiguous()
     r = self.task.reward(self.gmodel, Pn_, task, ctrl_)
     g_pn, g_c = r.gradient(Pn_, ctrl_, gradient=r.ones_like())   # rows are independent: per-row gradients
@@ -283,10 +284,10 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
               lr: float = DEFAULTS["lr"], seed: int = 0, log=print, dtype=dtypes.float32, **hparams):
   """Trains the actor of an MLPPolicy by analytic policy gradients for `iterations` windows.
 
-  hparams override DEFAULTS (hidden, max_grad_norm, noise_std, eval_every, target_return). Returns (policy,
-  history): one dict per iteration with env_steps (B x steps simulated in training, evaluations not counted), wall_s
-  (evaluations included; eval_s is their share), loss (the window's), grad_norm (before clipping), episodes and
-  train_episode_return (training episodes that ended in this iteration), and, on evaluation iterations,
+  hparams override DEFAULTS (hidden, max_grad_norm, noise_std, grad_dtype, anneal_lr, eval_every, target_return).
+  Returns (policy, history): one dict per iteration with env_steps (B x steps simulated in training, evaluations not
+  counted), wall_s (evaluations included; eval_s is their share), loss (the window's), grad_norm (before clipping),
+  episodes and train_episode_return (training episodes that ended in this iteration), and, on evaluation iterations,
   mean_episode_return (deterministic policy, fixed evaluation episodes) and eval_final_reward (None elsewhere)."""
   if unknown := set(hparams) - set(DEFAULTS): raise TypeError(f"unknown APG hyperparameters {sorted(unknown)}")
   hp = {**DEFAULTS, **hparams, "window": window, "lr": lr}
@@ -299,6 +300,7 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
   packed, task_data, key = apg.reset(key)
   ep_t, ep_ret, history, t0, eval_s, env_steps = 0, np.zeros(num_envs), [], time.perf_counter(), 0.0, 0
   for it in range(iterations):
+    if hp["anneal_lr"]: apg.opt.lr.assign(Tensor([lr * (1.0 - it / iterations)], dtype=apg.opt.lr.dtype)).realize()
     noise = noise_rng.standard_normal((window, num_envs, apg.A)) if hp["noise_std"] else None
     win = apg.rollout(packed, task_data, noise)
     env_steps += window * num_envs
@@ -333,7 +335,8 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
 def progress_line(it: int, row: dict) -> str:
   fmt = lambda v, spec: "      -" if v is None else format(v, spec)
   return (f"iter {it:4d}  steps {row['env_steps']:8d}  wall {row['wall_s']:7.1f}s  loss {row['loss']:+8.4f}  "
-          f"|g| {row['grad_norm']:9.3f}  clip {row['clip_frac']:4.2f}  train_return {fmt(row['train_episode_return'], '7.2f')}  "
+          f"|g| {row['grad_norm']:9.3f}  clip {row['clip_frac']:4.2f}  "
+          f"train_return {fmt(row['train_episode_return'], '7.2f')}  "
           f"eval_return {fmt(row['mean_episode_return'], '7.2f')}")
 
 
@@ -358,6 +361,7 @@ def main(argv=None):
   p.add_argument("--iterations", type=int, default=300)
   p.add_argument("--window", type=int, default=DEFAULTS["window"])
   p.add_argument("--lr", type=float, default=DEFAULTS["lr"])
+  p.add_argument("--anneal", action="store_true", help="decay the step size linearly to 0")
   p.add_argument("--max-grad-norm", type=float, default=DEFAULTS["max_grad_norm"])
   p.add_argument("--noise-std", type=float, default=DEFAULTS["noise_std"])
   p.add_argument("--eval-every", type=int, default=None)
@@ -375,6 +379,7 @@ def main(argv=None):
           f"{ev['eval_final_reward']:.4f} ({args.num_envs} episodes)")
     return
   hp = dict(max_grad_norm=args.max_grad_norm, noise_std=args.noise_std, eval_every=args.eval_every,
+            anneal_lr=args.anneal,
             target_return=None if args.no_stop else bar)
   policy, history = train_apg(args.task, args.num_envs, args.iterations, window=args.window, lr=args.lr,
                               seed=args.seed, **hp)
