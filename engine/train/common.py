@@ -1,5 +1,6 @@
-"""Pieces shared by the trainers: a small Gaussian MLP policy with a value head, running observation statistics,
-weight save/load (safetensors), a progress line and a reward-curve PNG drawn with PIL (no matplotlib)."""
+"""Pieces shared by the trainers: a small Gaussian MLP policy with a value head, running observation statistics, an
+Adam that skips non-finite steps, weight save/load (safetensors), a progress line and a reward-curve PNG drawn with
+PIL (no matplotlib)."""
 import math
 
 import numpy as np
@@ -8,6 +9,10 @@ from tinygrad.device import Buffer
 from tinygrad.nn.state import get_state_dict, load_state_dict, safe_load, safe_save
 
 LOG_2PI = math.log(2.0 * math.pi)
+# bounds on the policy's log-std, kept by projection after every optimiser step (as SAC and rl_games clamp it): std
+# in [0.0067, 7.4] covers any useful exploration for actions in [-1, 1], and the floor keeps 1/std, and so the
+# log-densities and the PPO ratio, bounded however long the entropy keeps falling
+LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
 
 
 def _orthogonal(rng: np.random.Generator, fan_out: int, fan_in: int, gain: float) -> np.ndarray:
@@ -79,13 +84,55 @@ class MLPPolicy:
     return (self.log_std + 0.5 * (LOG_2PI + 1.0)).sum()
 
 
+class GuardedAdam:
+  """Adam (Kingma & Ba 2015, Alg. 1) whose whole step is skipped, inside the graph, when `ok` is false.
+
+  One non-finite minibatch would otherwise write NaN into every parameter and both moments at once, and Adam never
+  recovers from that. A skipped step leaves parameters, moments and the step count as they were, so the bias
+  correction still matches the number of steps taken. Same update and state as tinygrad's Adam otherwise; lr is a
+  (1,) Tensor so it can be annealed by assign without recompiling. clamp: (param, lo, hi) bounds projected onto after
+  the step (the policy's log-std)."""
+  def __init__(self, params: list[Tensor], lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+               clamp: tuple[tuple[Tensor, float, float], ...] = ()):
+    self.params, self.b1, self.b2, self.eps, self.clamp = params, b1, b2, eps, clamp
+    self.lr = Tensor([lr]).contiguous().realize()
+    self.t = Tensor.zeros(1).contiguous().realize()
+    self.m = [Tensor.zeros(*p.shape).contiguous().realize() for p in params]
+    self.v = [Tensor.zeros(*p.shape).contiguous().realize() for p in params]
+
+  def zero_grad(self):
+    for p in self.params: p.grad = None
+
+  def grad_norm(self) -> Tensor:
+    """Global L2 norm of the gradients (1,): non-finite when any gradient element is (or when it overflows)."""
+    return sum((p.grad * p.grad).sum() for p in self.params).sqrt().reshape(1)
+
+  def schedule_step(self, ok: Tensor) -> list[Tensor]:
+    """Assigns of the step (realise them, with anything that must read the old values): ok (1,) bool."""
+    t = self.t + ok.float()
+    # a skipped first step leaves t = 0 and a 0/0 bias correction: the where below never selects it
+    c1, c2 = 1.0 - Tensor(self.b1) ** t, 1.0 - Tensor(self.b2) ** t
+    out = [self.t.assign(t)]
+    for p, m, v in zip(self.params, self.m, self.v):
+      g = ok.where(p.grad, 0.0)
+      m_new, v_new = self.b1 * m + (1.0 - self.b1) * g, self.b2 * v + (1.0 - self.b2) * g * g
+      p_new = p.detach() - self.lr * (m_new / c1) / ((v_new / c2).sqrt() + self.eps)
+      for c, lo, hi in self.clamp:
+        if c is p: p_new = p_new.clip(lo, hi)
+      out += [m.assign(ok.where(m_new, m)), v.assign(ok.where(v_new, v)), p.assign(ok.where(p_new, p.detach()))]
+    return out
+
+
 class RunningMeanStd:
   """Running mean/variance over batches (Chan et al. parallel update), in float64 numpy."""
   def __init__(self, dim: int):
     self.mean, self.var, self.count = np.zeros(dim), np.ones(dim), 1e-4
 
   def update(self, x: np.ndarray):
+    """x (..., dim); rows with a non-finite entry are left out (one NaN would poison the statistics for good)."""
     x = x.reshape(-1, self.mean.shape[0]).astype(np.float64)
+    x = x[np.isfinite(x).all(axis=1)]
+    if x.shape[0] == 0: return
     n, mean, var = x.shape[0], x.mean(axis=0), x.var(axis=0)
     delta, total = mean - self.mean, self.count + n
     m2 = self.var * self.count + var * n + delta**2 * self.count * n / total
@@ -129,13 +176,22 @@ def load_policy(path: str) -> MLPPolicy:
   return policy
 
 
+# counters of things that went wrong in an iteration: (history key, what the progress line calls it)
+_TROUBLE = (("skipped_updates", "updates skipped (non-finite loss or gradient)"),
+            ("nonfinite_obs", "non-finite obs from the env (replaced by the obs mean)"),
+            ("nonfinite_episodes", "episodes ended by a non-finite env state"))
+
+
 def progress_line(it: int, row: dict) -> str:
-  """One line per iteration: env-steps, wall time, mean episode length/return (episodes finished this iteration)."""
+  """One line per iteration: env-steps, wall time, mean episode length/return (episodes finished this iteration),
+  losses; any non-zero trouble counter (skipped updates, non-finite obs or episodes) is appended so it cannot go
+  unseen."""
   fmt = lambda v, spec: "     -" if v is None else format(v, spec)
+  trouble = "; ".join(f"{row[k]} {what}" for k, what in _TROUBLE if row.get(k))
   return (f"iter {it:4d}  steps {row['env_steps']:8d}  wall {row['wall_s']:7.1f}s  "
           f"ep_len {fmt(row['mean_episode_length'], '6.1f')}  return {fmt(row['mean_episode_return'], '7.1f')}  "
           f"pi {row['policy_loss']:+.4f}  v {row['value_loss']:8.3f}  ent {row['entropy']:5.2f}  "
-          f"kl {row['approx_kl']:.4f}")
+          f"kl {row['approx_kl']:.4f}" + (f"  !! {trouble}" if trouble else ""))
 
 
 def _nice_step(span: float, ticks: int = 5) -> float:
