@@ -122,14 +122,19 @@ class EnvCore:
   def step(self, state: EnvState, action: Tensor, autoreset: bool = True) -> tuple[EnvState, dict]:
     """One env-step for every env. Returns the new state (obs, reward, terminated, truncated set) and info tensors:
     final_obs (the obs the step ended in, before any reset), episode_return / episode_length (of the episodes that
-    ended here, 0 elsewhere), done, nonfinite (the state blew up: NaN, inf or beyond STATE_LIMITS; that env is
-    terminated with reward 0 and final_obs 0). With autoreset, done envs start a new episode in the same call."""
+    ended here, 0 elsewhere), done, nonfinite (the state blew up: NaN, inf or beyond STATE_LIMITS, or its obs or
+    reward is not finite; that env is terminated with reward 0 and final_obs 0). With autoreset, done envs start a
+    new episode in the same call."""
     ctrl = self.clip_action(action)
     packed = self._physics(state, ctrl)
     model, task = self.model_for(state), self.task
     # x != x is the NaN test: tinygrad's abs(NaN) <= c gives True (measured), so the bound alone misses NaN
     nonfinite = ((packed != packed) | (packed.abs() > const(STATE_LIMITS, packed))).any(axis=(1, 2))
     obs, reward = task.observe(model, packed, state.task), task.reward(model, packed, state.task, ctrl)
+    # a finite state can still give a non-finite observation or reward (a task's formula, or a float32 corner like
+    # the atan that oracle.math3.atan2 now avoids): flag it the same way rather than hand NaN to a learner
+    nonfinite = nonfinite | (obs != obs).any(axis=1) | (obs.abs() == float("inf")).any(axis=1) | (reward != reward) | \
+      (reward.abs() == float("inf"))
     ok = ~nonfinite
     obs, reward = ok.reshape(-1, 1).where(obs, 0.0), ok.where(reward, 0.0)
     steps = state.steps + 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from tinygrad import Tensor
+from tinygrad.helpers import polyN
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,35 @@ class Quat:
     return Quat(self.w + 0.5 * dq.w, self.x + 0.5 * dq.x, self.y + 0.5 * dq.y, self.z + 0.5 * dq.z).normalize()
 
 
+# A&S 4.4.46, the polynomial tinygrad's asin uses (|error| < 2e-8 on [0, 1])
+_ASIN = (-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810, -0.0501743046, 0.0889789874, -0.2145988016,
+         1.5707963050)
+
+
+def _atan01(r: Tensor) -> Tensor:
+  """atan(r) for r in [0, 1] as asin(r / sqrt(1 + r^2)), like tinygrad's atan but without its sign(): tinygrad
+  multiplies by sign(u), whose gradient (and abs's) is 0 at u = 0, so d atan/dr came out 0 at r = 0 instead of 1.
+  Shifted so that atan(0) is exactly 0."""
+  u = r / (1.0 + r * r).sqrt()
+  return (1.0 - (1.0 - u).sqrt() * polyN(u, list(_ASIN)) / _ASIN[-1]) * (math.pi / 2)
+
+
 def atan2(y: Tensor, x: Tensor) -> Tensor:
-  """Four-quadrant arctangent from tinygrad's atan (which has no atan2), branch-free."""
-  xs = (x == 0).where(1e-30, x)
-  base = (y / xs).atan()
-  return (x < 0).where(base + (y >= 0).where(math.pi, -math.pi), base)
+  """Four-quadrant arctangent, branch-free, from tinygrad's atan of a ratio in [0, 1] (tinygrad has no atan2).
+
+  Why the ratio is kept <= 1: tinygrad 0.14 computes atan(u) as asin(u / sqrt(1 + u^2)), which in float32 returns NaN
+  once |u| > ~4e3 (asin's argument rounds past 1). atan(y / x) did so for a hinge within ~2e-4 rad of +-90 degrees:
+  a NaN joint angle from a finite state (reacher's elbow, ~1 in 50k observations; it also dropped a limit check for
+  that substep). Here atan sees min(|x|, |y|) / max(|x|, |y|) and the octant is restored by reflections. The swap is
+  a where, not min/max, so at |x| = |y| the gradient is that of one branch (both are the true one), not a blend;
+  |.| is a product with a +-1 sign, so at y = 0 (a hinge at its zero angle) d/dy is 1/x, not abs's 0."""
+  sx, sy = (x < 0).where(-1.0, 1.0), (y < 0).where(-1.0, 1.0)
+  ax, ay = x * sx, y * sy                                        # |x|, |y| with slope +-1 at 0 too (abs' is 0 there)
+  swap = ay > ax
+  num, den = swap.where(ax, ay), swap.where(ay, ax)
+  a = _atan01(num / (den == 0).where(1.0, den))                # in [0, pi/4]; 0 at the origin
+  a = swap.where(math.pi / 2 - a, a)
+  return (x < 0).where(math.pi - a, a) * sy
 
 
 # --- fixed-shape gathers over a static index list (the topology is Python, known at trace time) ---
