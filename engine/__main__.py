@@ -118,7 +118,7 @@ def cmd_demo(args) -> int:
 def parser() -> argparse.ArgumentParser:
   from engine.cli_bench import add_arguments
   p = argparse.ArgumentParser(prog="tinyxpbd", description="tinyxpbd: batched differentiable XPBD on tinygrad.")
-  sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,bench,demo}")
+  sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,bench,demo,parity}")
   r = sub.add_parser("render", help="simulate a scene and render a GIF")
   r.add_argument("scene", help="scene JSON file")
   r.add_argument("-o", "--output", required=True, help="output GIF path")
@@ -138,7 +138,19 @@ def parser() -> argparse.ArgumentParser:
   d = sub.add_parser("demo", help="render every shipped scene to out/ and print env-steps/s")
   d.add_argument("--out", default=str(ROOT / "out"), help="output folder (default out/)")
   d.set_defaults(func=cmd_demo)
+  q = sub.add_parser("parity", help="max abs difference per state field, WGSL kernel vs oracle, after 1 and 100 steps")
+  q.add_argument("scenes", nargs="*", help="scene JSON files (default: every scenes/*.json)")
+  q.add_argument("--steps", type=int, nargs="+", default=[1, 100], help="step counts to compare after")
+  q.set_defaults(func=cmd_parity)
   return p
+
+
+def cmd_parity(args) -> int:
+  from engine.parity import main as parity
+  for s in args.scenes:
+    if not Path(s).is_file(): raise CLIError(f"scene: no file {s!r}")
+  parity(args.scenes or sorted(str(p) for p in SCENES.glob("*.json")), tuple(args.steps))
+  return 0
 
 
 def main(argv=None) -> int:

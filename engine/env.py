@@ -10,7 +10,8 @@ from tinygrad import Tensor, TinyJit, dtypes
 from engine import rng
 from engine.kinematics import forward_kinematics, rest
 from engine.scene import load_scene
-from engine.simulator import BACKENDS, check_ctrl
+from engine.backends import ADVANCE, BACKENDS, DEFAULT_DEVICE, check_backend
+from engine.simulator import check_ctrl
 from engine.spaces import Box
 from engine.tasks import SCENES, get_task
 from oracle.math3 import const
@@ -60,12 +61,17 @@ class EnvCore:
   and observations are plain tensor functions of the packed state, so their VJPs compose with it."""
 
   def __init__(self, task: str, num_envs: int, device: str | None = None, randomize: dict | None = None,
-               differentiable: bool = False, dtype=dtypes.float32):
+               differentiable: bool = False, dtype=dtypes.float32, backend: str = "oracle"):
     if not (isinstance(num_envs, int) and num_envs >= 1):
       raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
+    if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
+    if differentiable and backend != "oracle":
+      raise ValueError(f"differentiable=True: only the oracle backend builds an autograd graph, not {backend!r}")
     cls = get_task(task)
+    device = device or DEFAULT_DEVICE.get(backend)
     self.model = load_scene(SCENES / cls.scene, dtype=dtype, device=device)
-    self.task, self.num_envs, self.differentiable = cls(self.model), num_envs, differentiable
+    check_backend(backend, self.model)
+    self.task, self.num_envs, self.differentiable, self.backend = cls(self.model), num_envs, differentiable, backend
     self.device = self.model.body_inv_mass.device
     self.damping = has_damping(self.model)
     rest(self.model)  # read the rest pose now: resets run inside a JIT capture, which cannot read tensors
@@ -101,7 +107,8 @@ class EnvCore:
     return self.model.replace(**dict(zip(self.param_names, state.params))) if state.params else self.model
 
   def _physics(self, state: EnvState, ctrl: Tensor) -> Tensor:
-    return step_packed(self.model_for(state), state.packed, self.damping, eager=not self.differentiable, ctrl=ctrl)
+    if self.differentiable: return step_packed(self.model_for(state), state.packed, self.damping, ctrl=ctrl)
+    return ADVANCE[self.backend](self.model_for(state), state.packed, 1, self.damping, ctrl)[0]
 
   def clip_action(self, action: Tensor) -> Tensor:
     """Actions are clipped to the action space (each actuator's ctrlrange): out-of-range commands saturate."""
@@ -234,7 +241,7 @@ def make_env(task: str, num_envs: int = 1, backend: str = "oracle", device: str 
   """A VecEnv of `num_envs` copies of a task (engine.tasks: cartpole, pendulum_swingup, reacher, ...)."""
   if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
   if task_kwargs: raise TypeError(f"make_env: unknown task options {sorted(task_kwargs)}")
-  return VecEnv(EnvCore(task, num_envs, device=device, randomize=randomize), seed=seed)
+  return VecEnv(EnvCore(task, num_envs, device=device, randomize=randomize, backend=backend), seed=seed)
 
 
 def _check_action(action, num_envs: int, act_dim: int, core: EnvCore) -> Tensor:

@@ -4,17 +4,16 @@ import warnings
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
 from oracle.packed import ANGVEL, POS, QUAT, VEL, pack_state, unpack_state
-from oracle.step import step_packed, step_packed_plan
+from engine.backends import ADVANCE, BACKENDS, check_backend
+from oracle.step import step_packed
 from oracle.types import Model, State
 from oracle.velocity import has_damping
-
-BACKENDS = ("oracle",)
-
 
 class Simulator:
   """Steps `batch` copies of a scene.
 
-  model: from engine.load_scene. backend: "oracle" (pure tinygrad; the WGSL kernel backend is upcoming).
+  model: from engine.load_scene. backend: "oracle" (pure tinygrad, any device) or "wgsl" (the WGSL step kernel on
+  the WEBGPU device: load the model with device="WEBGPU"; joints and actuators, no contacts yet). engine/backends.py.
   device: tinygrad device of the model's tensors (default: where the model lives).
   steps_per_call: env-steps fused into one TinyJit call; amortises ~1 ms of Python per call at small batch, but the
     first call's compile time grows with it (tinygrad schedules every substep), so keep it 1 unless steps are many.
@@ -25,9 +24,7 @@ class Simulator:
 
   def __init__(self, model: Model, batch: int = 1, backend: str = "oracle", device: str | None = None,
                steps_per_call: int = 1, differentiable: bool = False):
-    if backend not in BACKENDS:
-      hint = " (the WGSL kernel backend is not built yet)" if backend == "wgsl" else ""
-      raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}{hint}")
+    if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
     if not (isinstance(batch, int) and batch >= 1): raise ValueError(f"batch: expected a positive int, got {batch!r}")
     if not (isinstance(steps_per_call, int) and steps_per_call >= 1):
       raise ValueError(f"steps_per_call: expected a positive int, got {steps_per_call!r}")
@@ -37,6 +34,9 @@ class Simulator:
       raise ValueError(f"device: the model lives on {model.body_inv_mass.device}, not {self.device}; "
                        f"load it with engine.load_scene(..., device={self.device!r})")
     self.steps_per_call, self.differentiable = steps_per_call, differentiable
+    if differentiable and backend != "oracle":
+      raise ValueError(f"differentiable=True: only the oracle backend builds an autograd graph, not {backend!r}")
+    check_backend(backend, model)
     Tensor.realize(*model.tensors().values())
     self.damping = has_damping(model)
     self.hashed = bool(model.pair_capacity)   # pairs come from the broadphase, which has a capacity
@@ -74,13 +74,9 @@ class Simulator:
   def _runner(self, k: int):
     """A TinyJit that advances the packed state k env-steps. Its output buffers are reused across calls."""
     if k not in self._jit:
-      model, damping = self.model, self.damping
+      model, damping, advance = self.model, self.damping, ADVANCE[self.backend]
       def run(packed: Tensor, time: Tensor, ctrl: Tensor | None = None):
-        overflow = None
-        for _ in range(k):
-          packed, plan = step_packed_plan(model, packed, damping, eager=True, ctrl=ctrl)
-          if plan is not None: overflow = plan.overflow if overflow is None else overflow + plan.overflow
-        if overflow is None: overflow = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
+        packed, overflow = advance(model, packed, k, damping, ctrl)
         return packed.realize(), (time + k * model.dt).realize(), overflow.contiguous().realize()
       jit = TinyJit(run)
       # capture on the first call: TinyJit otherwise runs the function plainly once, then captures on the second

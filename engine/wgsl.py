@@ -1,0 +1,145 @@
+"""The bridge between tinygrad 0.14 and the hand-written WGSL step kernel (DESIGN.md sec. 6).
+
+Everything that touches tinygrad's alpha custom-kernel API or its WebGPU runtime lives in this file:
+- `step(model, packed, ctrl, steps)`: a lazy Tensor op that runs kernels/xpbd_step.wgsl on tinygrad's WEBGPU device
+  via `Tensor.custom_kernel`, so it composes with TinyJit and other tensor ops and rollouts stay on the device;
+- a per-program pipeline cache: stock tinygrad builds the bind group layout, pipeline layout and compute pipeline on
+  every launch (~1-2 ms on lavapipe, a shader compile on some drivers);
+- `CHECK`: when true (the tests set it), every launch runs inside a WebGPU validation error scope and raises on an
+  error, and outputs are poisoned with NaN before the launch. Dawn's dispatch-time validation errors are otherwise
+  silent: the output would keep whatever the buffer held.
+"""
+from __future__ import annotations
+import os
+from tinygrad import Device, Tensor, dtypes
+from tinygrad.uop.ops import KernelInfo, Ops, ProgramInfo, UOp
+from kernels.program import WORKGROUP, check_supported, model_batch, pack_params, source
+from oracle.types import Model
+
+CHECK = os.environ.get("TINYXPBD_WGSL_CHECK", "0") == "1"
+ENTRY = "xpbd_step"
+MAX_WORKGROUPS = 65535   # per dispatch dimension (WebGPU's maxComputeWorkgroupsPerDimension default)
+
+
+class WebGPUUnavailable(RuntimeError):
+  pass
+
+
+def require_webgpu() -> None:
+  """Open tinygrad's WEBGPU device, or raise WebGPUUnavailable saying how to get one."""
+  try:
+    Device["WEBGPU"]
+  except Exception as e:  # noqa: BLE001 (tinygrad raises several kinds: missing library, no adapter)
+    raise WebGPUUnavailable(
+      f"the wgsl backend needs tinygrad's WEBGPU device, which failed to open ({type(e).__name__}: {e}). It needs Dawn "
+      "(pip install dawn-python; `make setup` does this and sets WEBGPU_PATH to its libwebgpu_dawn) and a Vulkan "
+      "adapter: a GPU driver, or Mesa's CPU driver lavapipe (Debian/Ubuntu: apt-get install mesa-vulkan-drivers "
+      "libvulkan1).") from None
+  _install_pipeline_cache()
+
+
+# --- the pipeline cache ---
+
+def _install_pipeline_cache() -> None:
+  from tinygrad.runtime import ops_webgpu as w
+  if getattr(w.WebGPUProgram, "_tinyxpbd_cached", False): return
+  wg, stock = w.webgpu, w.WebGPUProgram.__call__
+
+  def call(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False, **kw):
+    if wait or vals:  # timing queries and scalar uniforms: tinygrad's own path
+      return stock(self, *bufs, global_size=global_size, local_size=local_size, vals=vals, wait=wait, **kw)
+    dev = self.dev
+    key = len(bufs)
+    cache = self.__dict__.setdefault("_pipelines", {})
+    if key not in cache:
+      def entry(n, ty): return wg.WGPUBindGroupLayoutEntry(binding=n, visibility=wg.WGPUShaderStage_Compute,
+                                                           buffer=wg.WGPUBufferBindingLayout(type=ty))
+      storage = (entry(i + 1, wg.WGPUBufferBindingType_Storage) for i in range(key))
+      entries = (wg.WGPUBindGroupLayoutEntry * (1 + key))(entry(0, wg.WGPUBufferBindingType_Uniform), *storage)
+      wg.wgpuDevicePushErrorScope(dev.device_res, wg.WGPUErrorFilter_Validation)
+      layout = wg.wgpuDeviceCreateBindGroupLayout(dev.device_res, wg.WGPUBindGroupLayoutDescriptor(entryCount=1 + key,
+                                                                                                    entries=entries))
+      playout = wg.wgpuDeviceCreatePipelineLayout(dev.device_res, wg.WGPUPipelineLayoutDescriptor(
+        bindGroupLayoutCount=1, bindGroupLayouts=(wg.WGPUBindGroupLayout * 1)(layout)))
+      if err := dev.pop_error(): raise RuntimeError(f"WebGPU pipeline layout: {err}")
+      pipeline = w.DeviceCreateComputePipeline(dev.device_res, wg.WGPUComputePipelineDescriptor(
+        layout=playout, compute=wg.WGPUComputeState(module=self.prg, entryPoint=self.name)))
+      if not hasattr(dev, "_tinyxpbd_inf"): dev._tinyxpbd_inf = dev.create_uniform(float("inf"))
+      cache[key] = (layout, playout, pipeline)
+    layout, _, pipeline = cache[key]
+    def bg(n, buf): return wg.WGPUBindGroupEntry(binding=n, buffer=buf, offset=0, size=wg.wgpuBufferGetSize(buf))
+    binds = (wg.WGPUBindGroupEntry * (1 + key))(bg(0, dev._tinyxpbd_inf), *(bg(i + 1, b) for i, b in enumerate(bufs)))
+    if CHECK: wg.wgpuDevicePushErrorScope(dev.device_res, wg.WGPUErrorFilter_Validation)
+    group = wg.wgpuDeviceCreateBindGroup(dev.device_res, wg.WGPUBindGroupDescriptor(layout=layout, entryCount=1 + key,
+                                                                                    entries=binds))
+    enc = wg.wgpuDeviceCreateCommandEncoder(dev.device_res, wg.WGPUCommandEncoderDescriptor())
+    cpass = wg.wgpuCommandEncoderBeginComputePass(enc, wg.WGPUComputePassDescriptor())
+    wg.wgpuComputePassEncoderSetPipeline(cpass, pipeline)
+    wg.wgpuComputePassEncoderSetBindGroup(cpass, 0, group, 0, None)
+    wg.wgpuComputePassEncoderDispatchWorkgroups(cpass, *global_size)
+    wg.wgpuComputePassEncoderEnd(cpass)
+    cmd = wg.wgpuCommandEncoderFinish(enc, wg.WGPUCommandBufferDescriptor())
+    wg.wgpuQueueSubmit(dev.queue, 1, (wg.WGPUCommandBuffer * 1)(cmd))
+    for release, obj in ((wg.wgpuBindGroupRelease, group), (wg.wgpuCommandEncoderRelease, enc),
+                         (wg.wgpuComputePassEncoderRelease, cpass), (wg.wgpuCommandBufferRelease, cmd)): release(obj)
+    if CHECK and (err := dev.pop_error()): raise RuntimeError(f"WebGPU dispatch of {self.name}: {err}")
+    return None
+
+  w.WebGPUProgram.__call__, w.WebGPUProgram._tinyxpbd_cached = call, True
+
+
+# --- the step as a custom kernel ---
+
+def _program(src: str, batch: int):
+  groups = (batch + WORKGROUP - 1) // WORKGROUP
+  if groups > MAX_WORKGROUPS:
+    raise ValueError(f"batch {batch}: at most {MAX_WORKGROUPS * WORKGROUP} envs per launch")
+  def fxn(*params):
+    sink = UOp.sink(*params, arg=KernelInfo(name=ENTRY))
+    return UOp(Ops.PROGRAM, src=(sink, UOp(Ops.LINEAR, src=params), UOp(Ops.SOURCE, arg=src)),
+               arg=ProgramInfo(name=ENTRY, global_size=(groups, 1, 1), local_size=(WORKGROUP, 1, 1),
+                               globals=tuple(range(len(params))), outs=(0,), ins=tuple(range(1, len(params)))))
+  return fxn
+
+
+_PARAMS: dict = {}
+
+
+def params(model: Model) -> Tensor:
+  """The model's packed parameter buffer: built once per Model object when its parameters are shared by every env,
+  lazily per call when they carry a batch axis (domain randomisation redraws them at reset)."""
+  if model_batch(model) > 1: return pack_params(model)
+  key = id(model)
+  if key not in _PARAMS or _PARAMS[key][0] is not model: _PARAMS[key] = (model, pack_params(model).realize())
+  return _PARAMS[key][1]
+
+
+def check_model(model: Model) -> None:
+  """A clear error when the kernel cannot run this model: contacts, float64, a model off the WEBGPU device."""
+  check_supported(model)
+  if model.body_inv_mass.device != "WEBGPU":
+    raise ValueError(f"backend='wgsl': the model lives on {model.body_inv_mass.device}; load it with "
+                     "engine.load_scene(..., device='WEBGPU')")
+
+
+def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None
+         ) -> Tensor:
+  """`steps` env-steps of every env by the WGSL kernel: packed (B, nbody, 13) float32 on WEBGPU -> the same shape.
+  ctrl: (B, nact) or None (zeros). damping: see kernels.program.source. Lazy, like any tensor op; realise it or call
+  it inside a TinyJit."""
+  B = packed.shape[0]
+  if packed.device != "WEBGPU" or packed.dtype != dtypes.float32:
+    raise ValueError(f"wgsl step: expected a float32 state on WEBGPU, got {packed.dtype} on {packed.device}")
+  if ctrl is None or model.nact == 0: ctrl = Tensor.zeros(B, 1, device="WEBGPU").contiguous()
+  out = (Tensor.full((B, model.nbody, 13), float("nan"), device="WEBGPU") if CHECK else
+         Tensor.empty(B, model.nbody, 13, device="WEBGPU"))
+  ins = (packed.contiguous(), params(model), ctrl.contiguous())
+  return Tensor.custom_kernel(out.contiguous(), *ins, fxn=_program(source(model, B, steps, damping), B))[0]
+
+
+def launch_dims(batch: int) -> tuple[int, int]:
+  """(workgroups, invocations per workgroup) of one launch for `batch` envs: one invocation per env."""
+  return (batch + WORKGROUP - 1) // WORKGROUP, WORKGROUP
+
+
+__all__ = ["step", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "launch_dims"]

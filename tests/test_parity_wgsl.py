@@ -1,0 +1,91 @@
+"""WGSL kernel vs oracle, from identical kicked states with random controls (engine/parity.py explains the measure).
+
+Every scene in scenes/ and every task scene, plus seeded random joint scenes. Positions and quaternions must agree
+within 1e-5 after one step. Velocities are a position difference over the substep (v = D / h), so float32 rounding
+reads ~1e-8 m / h there whichever order the arithmetic runs in: the kernel must be as close to the float64 oracle as
+the float32 oracle is (within a factor FLOOR_FACTOR, plus 1e-5). Scenes with contacts are xfail (strict) until the
+kernel has the contact stages."""
+from __future__ import annotations
+import json
+import numpy as np
+import pytest
+import engine.wgsl as wgsl
+from engine.parity import compare
+from kernels.program import Unsupported
+from tests.helpers import SCENES
+
+TASK_SCENES = SCENES.parent / "engine" / "tasks" / "scenes"
+FLOOR_FACTOR = 4.0
+
+
+def _param(path):
+  contacts = json.loads(path.read_text()).get("contact", {}).get("enabled", True)
+  marks = [pytest.mark.xfail(raises=Unsupported, strict=True, reason="no contact stages in the WGSL kernel yet")]
+  return pytest.param(path, id=path.stem, marks=marks if contacts else [])
+
+
+ALL = [_param(p) for p in sorted(SCENES.glob("*.json")) + sorted(TASK_SCENES.glob("*.json"))]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _checked():
+  wgsl.require_webgpu()
+  old, wgsl.CHECK = wgsl.CHECK, True   # validation errors raise, outputs start as NaN
+  yield
+  wgsl.CHECK = old
+
+
+def check(res: dict, tol: float = 1e-5) -> None:
+  for field in ("body_pos", "body_quat"):
+    assert res[field]["diff"] < tol, (field, res[field])
+  for field in ("body_vel", "body_angvel"):
+    r = res[field]
+    assert r["wgsl_err"] <= FLOOR_FACTOR * r["oracle_err"] + tol, (field, r)
+
+
+@pytest.mark.parametrize("path", ALL)
+def test_parity_one_step(path):
+  check(compare(path, steps=1))
+
+
+def random_scene(seed: int) -> dict:
+  """A chain of 3 boxes hanging from the world, one of every joint kind along it (shuffled), random limits, damping,
+  compliance and actuators (a motor, a position and a velocity servo where a hinge allows)."""
+  rng = np.random.default_rng(seed)
+  kinds = list(rng.permutation(["ball", "hinge", "slide", "fixed", "distance"]))[:3]
+  if "hinge" not in kinds: kinds[0] = "hinge"
+  bodies, joints, acts = [], [], []
+  for i, kind in enumerate(kinds):
+    z = 2.0 - 0.3 * (i + 1)
+    x0, mass = float(rng.uniform(-0.05, 0.05)), float(rng.uniform(0.5, 2))
+    bodies.append({"name": f"b{i}", "pos": [x0, 0.0, z], "mass": mass,
+                   "geoms": [{"type": "box", "size": [float(s) for s in rng.uniform(0.03, 0.1, 3)]}]})
+    axis = [float(a) for a in rng.normal(size=3)]
+    j = {"name": f"j{i}", "type": kind, "parent": "world" if i == 0 else f"b{i - 1}", "child": f"b{i}",
+         "anchor": [0.0, 0.0, z + 0.15], "damping": float(rng.choice([0.0, 0.05]))}
+    if kind in ("hinge", "slide"): j["axis"] = axis
+    if kind == "hinge" and rng.uniform() < 0.5: j["range"] = [-0.3, 0.4]
+    if kind == "slide": j["range"] = [-0.05, 0.05]
+    if kind == "distance":
+      del j["anchor"]
+      j.update(anchor_parent=[0.0, 0.0, z + 0.2], anchor_child=[0.0, 0.0, z + 0.1], compliance=1e-3)
+    joints.append(j)
+    if kind == "hinge":
+      acts.append({"name": f"m{i}", "joint": f"j{i}", "type": "motor", "gear": 2.0})
+    if kind == "slide": acts.append({"name": f"s{i}", "joint": f"j{i}", "type": "motor", "gear": 5.0})
+  hinge = next(j["name"] for j in joints if j["type"] == "hinge")
+  acts[0] = {"name": "servo", "joint": hinge, "type": str(rng.choice(["position", "velocity"])), "kv": 0.5}
+  if acts[0]["type"] == "position": acts[0]["kp"] = 20.0
+  return {"name": f"random{seed}", "dt": 1 / 120, "substeps": 8, "iterations": 2, "contact": {"enabled": False},
+          "bodies": bodies, "joints": joints, "actuators": acts}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_parity_random_scene(seed):
+  check(compare(random_scene(seed), steps=1))
+
+
+def test_parity_rollout_pendulum():
+  """100 steps of a non-chaotic scene: poses within 1e-4 (measured 8.7e-6 m), velocities as close to float64 as the
+  float32 oracle's (measured: kernel 1.2e-4 rad/s from float64, oracle 1.5e-4; the two differ by 5.8e-4)."""
+  check(compare(SCENES / "pendulum.json", steps=100), tol=1e-4)
