@@ -90,16 +90,26 @@ def _install_pipeline_cache() -> None:
 
 # --- the step as a custom kernel ---
 
-def _program(src: str, batch: int):
-  groups = (batch + WORKGROUP - 1) // WORKGROUP
+def _program(src: str, entry: str, threads: int, nargs: int):
+  groups = (threads + WORKGROUP - 1) // WORKGROUP
   if groups > MAX_WORKGROUPS:
-    raise ValueError(f"batch {batch}: at most {MAX_WORKGROUPS * WORKGROUP} envs per launch")
+    raise ValueError(f"{threads} invocations: at most {MAX_WORKGROUPS * WORKGROUP} per launch")
   def fxn(*params):
-    sink = UOp.sink(*params, arg=KernelInfo(name=ENTRY))
+    sink = UOp.sink(*params, arg=KernelInfo(name=entry))
     return UOp(Ops.PROGRAM, src=(sink, UOp(Ops.LINEAR, src=params), UOp(Ops.SOURCE, arg=src)),
-               arg=ProgramInfo(name=ENTRY, global_size=(groups, 1, 1), local_size=(WORKGROUP, 1, 1),
-                               globals=tuple(range(len(params))), outs=(0,), ins=tuple(range(1, len(params)))))
+               arg=ProgramInfo(name=entry, global_size=(groups, 1, 1), local_size=(WORKGROUP, 1, 1),
+                               globals=tuple(range(nargs)), outs=(0,), ins=tuple(range(1, nargs))))
   return fxn
+
+
+def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threads: int) -> Tensor:
+  """Run WGSL `src`'s entry point (declared @workgroup_size(WORKGROUP)) on `threads` invocations as a lazy tensor op:
+  binding 1 is a fresh float32 output of out_shape (NaN-filled when CHECK), bindings 2.. the float32 inputs `ins`
+  (at most 9: Dawn's limit is 10 storage buffers). Returns the output."""
+  if len(ins) > 9: raise ValueError(f"{len(ins)} inputs: at most 9 (10 storage buffers per kernel)")
+  out = (Tensor.full(out_shape, float("nan"), device="WEBGPU") if CHECK else Tensor.empty(*out_shape, device="WEBGPU"))
+  args = (out.contiguous(), *(t.contiguous() for t in ins))
+  return Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, len(args)))[0]
 
 
 _PARAMS: dict = {}
@@ -131,10 +141,7 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
   if packed.device != "WEBGPU" or packed.dtype != dtypes.float32:
     raise ValueError(f"wgsl step: expected a float32 state on WEBGPU, got {packed.dtype} on {packed.device}")
   if ctrl is None or model.nact == 0: ctrl = Tensor.zeros(B, 1, device="WEBGPU").contiguous()
-  out = (Tensor.full((B, model.nbody, 13), float("nan"), device="WEBGPU") if CHECK else
-         Tensor.empty(B, model.nbody, 13, device="WEBGPU"))
-  ins = (packed.contiguous(), params(model), ctrl.contiguous())
-  return Tensor.custom_kernel(out.contiguous(), *ins, fxn=_program(source(model, B, steps, damping), B))[0]
+  return launch(source(model, B, steps, damping), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl, threads=B)
 
 
 def launch_dims(batch: int) -> tuple[int, int]:
@@ -142,4 +149,4 @@ def launch_dims(batch: int) -> tuple[int, int]:
   return (batch + WORKGROUP - 1) // WORKGROUP, WORKGROUP
 
 
-__all__ = ["step", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "launch_dims"]
+__all__ = ["step", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "launch_dims"]

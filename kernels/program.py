@@ -21,7 +21,9 @@ PARAMS = dict(gravity=1, body_inv_mass=1, body_inv_inertia=2, jnt_anchor_parent=
               jnt_limited=1, jnt_compliance=1, jnt_damping=1, jnt_length=1, act_gear=1, act_ctrlrange=2, act_kp=1,
               act_kv=1)
 WORKGROUP = 64   # invocations (envs) per workgroup
-SOURCE = os.path.join(os.path.dirname(__file__), "xpbd_step.wgsl")
+# the kernel's source files, concatenated into one program (WGSL resolves names module-wide, in any order)
+SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in ("math3.wgsl", "xpbd_step.wgsl"))
+SOURCE = SOURCES[1]
 
 
 class Unsupported(NotImplementedError):
@@ -99,7 +101,10 @@ def header(model: Model, batch: int, steps: int, damping: bool) -> str:
 
 @lru_cache(maxsize=None)
 def kernel_body() -> str:
-  with open(SOURCE) as f: return f.read()
+  out = []
+  for path in SOURCES:
+    with open(path) as f: out.append(f"// ---- {os.path.basename(path)} ----\n" + f.read())
+  return "\n".join(out)
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None) -> str:

@@ -15,11 +15,9 @@
 @group(0) @binding(3) var<storage, read_write> prm : array<f32>;
 @group(0) @binding(4) var<storage, read_write> ctrl : array<f32>;
 
-struct Quat { w: f32, v: vec3<f32> }
 // one side of a constraint (oracle/xpbd.py Side): the world is x = 0, q = identity, im = 0, ii = 0
 struct Side { x: vec3<f32>, q: Quat, im: f32, ii: vec3<f32> }
 struct Correction { dx1: vec3<f32>, dth1: vec3<f32>, dx2: vec3<f32>, dth2: vec3<f32> }
-struct NormDir { len: f32, dir: vec3<f32>, on: bool }
 
 // the working state of this env's bodies (oracle/packed.py: the 19-wide substep state)
 var<private> bx: array<vec3<f32>, NBODY_ARR>;
@@ -34,33 +32,6 @@ var<private> jc: array<Correction, NJOINT_ARR>; // this iteration's correction o
 var<private> lam: array<f32, NLAM_ARR>;         // XPBD multipliers, LAMW per joint
 var<private> mb: u32;                           // this env's row of prm
 var<private> cb: u32;                           // this env's row of ctrl
-
-// --- math (oracle/math3.py) ---
-fn qmul(a: Quat, b: Quat) -> Quat {
-  return Quat(a.w * b.w - dot(a.v, b.v), a.w * b.v + b.w * a.v + cross(a.v, b.v));
-}
-fn qconj(q: Quat) -> Quat { return Quat(q.w, -q.v); }
-fn rotate(q: Quat, v: vec3<f32>) -> vec3<f32> {
-  let t = cross(q.v, v) * 2.0;
-  return v + t * q.w + cross(q.v, t);
-}
-fn inv_rotate(q: Quat, v: vec3<f32>) -> vec3<f32> { return rotate(qconj(q), v); }
-fn normalize_q(q: Quat) -> Quat {
-  let n = sqrt(q.w * q.w + dot(q.v, q.v));
-  return Quat(q.w / n, q.v / n);
-}
-fn add_rotation(q: Quat, dth: vec3<f32>) -> Quat {
-  let dq = qmul(Quat(0.0, dth), q);
-  return normalize_q(Quat(q.w + 0.5 * dq.w, q.v + 0.5 * dq.v));
-}
-// length, direction, on = length > eps; lanes that are off keep v / 1 as the direction, as the oracle does
-// (WGSL reserves the words "active" and "target": they are `on` and `goal` here)
-fn norm_dir(v: vec3<f32>, eps: f32) -> NormDir {
-  let s = dot(v, v);
-  let on = s > eps * eps;
-  let len = sqrt(select(1.0, s, on));
-  return NormDir(select(0.0, len, on), v / len, on);
-}
 
 // --- parameters ---
 fn p1(off: u32) -> f32 { return prm[mb + off]; }

@@ -9,7 +9,7 @@ import engine
 import engine.wgsl as wgsl
 from engine.scene import load_scene
 from engine.simulator import Simulator
-from kernels.program import SOURCE, Unsupported
+from kernels.program import SOURCES, Unsupported
 from oracle.constraints import CONSTRAINTS
 from oracle.step import STAGES
 from tests.helpers import SCENES
@@ -27,7 +27,7 @@ def _checked():
 
 
 def test_verify_wgsl_names_mirror_the_oracle():
-  fns = set(re.findall(r"^fn (\w+)\(", open(SOURCE).read(), flags=re.M))
+  fns = {f for path in SOURCES for f in re.findall(r"^fn (\w+)\(", open(path).read(), flags=re.M)}
   oracle = set(STAGES) | set(CONSTRAINTS) | {"motor_loads", "substep"}
   assert oracle - fns == MISSING
 
