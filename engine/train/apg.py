@@ -92,11 +92,11 @@ class APG:
   dominates the first iteration (~100 s to schedule and compile on a CPU); later iterations replay it.
 
   dtype: the simulation's (and the policy's weights'); grad_dtype: the Jacobians' and VJPs', on a copy of the model
-  in that dtype, fed the upcast checkpoints. float64 by default because in float32 tinygrad's atan backward is NaN
-  for |x| > ~1e4 (atan = asin(x / sqrt(1 + x^2)) and asin's sqrt(1 - |u|) hits 0): oracle.math3.atan2 calls it
-  with y / x, so a hinge within ~1e-4 rad of +-90 degrees gave a NaN Jacobian (also through the limit branch that is
-  off, as 0 * inf), and 40 % of the 10-step windows of a reacher run at B = 32 were lost. In float64 the band is
-  ~1e-8 rad. A window whose gradient is still not finite is skipped."""
+  in that dtype, fed the upcast checkpoints. float64 by default: it was chosen when oracle.math3.atan2 still called
+  tinygrad's atan on y / x, whose float32 value and backward were NaN for a hinge within ~1e-4 rad of +-90 degrees
+  (40 % of reacher's 10-step windows were lost at B = 32). atan2 now keeps the ratio <= 1 and that NaN is gone; the
+  learning curves in the issue-4 note were measured in float64 and float32 Jacobians have not been re-measured. In
+  either dtype a window whose gradient is not finite is skipped."""
 
   def __init__(self, task: str, num_envs: int, *, window: int = DEFAULTS["window"], seed: int = 0,
                hidden=DEFAULTS["hidden"], lr: float = DEFAULTS["lr"], max_grad_norm: float = DEFAULTS["max_grad_norm"],
@@ -136,10 +136,9 @@ class APG:
     """(clipped controls, obs): the policy's mean action on the observation, plus scaled noise, clipped. Computed in
     packed's dtype (the weights are cast, so gradients still reach them).
 
-    A NaN observation reads 0: oracle.math3.atan2 divides y / x, so in float32 a hinge at +-90 degrees (x ~ 0) can
-    give a NaN joint angle from a finite state (seen on reacher's elbow about once per 50k observations); one NaN
-    action would poison the state, the statistics and the weights. Its gradient stays NaN (0 * NaN through the
-    guard), so such a window is skipped."""
+    A NaN observation reads 0 (oracle.math3.atan2 once gave NaN joint angles from finite states; the env now also
+    flags non-finite observations): one NaN action would poison the state, the statistics and the weights. Its
+    gradient stays NaN (0 * NaN through the guard), so such a window is skipped."""
     model, pol, dt = self.model if packed.dtype == self.dtype else self.gmodel, self.policy, packed.dtype
     obs = self.task.observe(model, packed, task)
     obs = obs.isnan().where(0.0, obs)
