@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from tinygrad import Device, Tensor, dtypes
 from tinygrad.uop.ops import KernelInfo, Ops, ProgramInfo, UOp
-from kernels.program import WORKGROUP, check_supported, model_batch, pack_params, source
+from kernels.program import WORKGROUP, check_supported, contact_tables, model_batch, pack_params, source
 from oracle.types import Model
 
 CHECK = os.environ.get("TINYXPBD_WGSL_CHECK", "0") == "1"
@@ -90,7 +90,7 @@ def _install_pipeline_cache() -> None:
 
 # --- the step as a custom kernel ---
 
-def _program(src: str, entry: str, threads: int, nargs: int):
+def _program(src: str, entry: str, threads: int, nargs: int, outs: tuple[int, ...] = (0,)):
   groups = (threads + WORKGROUP - 1) // WORKGROUP
   if groups > MAX_WORKGROUPS:
     raise ValueError(f"{threads} invocations: at most {MAX_WORKGROUPS * WORKGROUP} per launch")
@@ -98,18 +98,23 @@ def _program(src: str, entry: str, threads: int, nargs: int):
     sink = UOp.sink(*params, arg=KernelInfo(name=entry))
     return UOp(Ops.PROGRAM, src=(sink, UOp(Ops.LINEAR, src=params), UOp(Ops.SOURCE, arg=src)),
                arg=ProgramInfo(name=entry, global_size=(groups, 1, 1), local_size=(WORKGROUP, 1, 1),
-                               globals=tuple(range(nargs)), outs=(0,), ins=tuple(range(1, nargs))))
+                               globals=tuple(range(nargs)), outs=outs,
+                               ins=tuple(i for i in range(nargs) if i not in outs)))
   return fxn
 
 
-def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threads: int) -> Tensor:
+def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threads: int,
+           scratch: tuple[int, ...] | None = None) -> Tensor:
   """Run WGSL `src`'s entry point (declared @workgroup_size(WORKGROUP)) on `threads` invocations as a lazy tensor op:
-  binding 1 is a fresh float32 output of out_shape (NaN-filled when CHECK), bindings 2.. the float32 inputs `ins`
-  (at most 9: Dawn's limit is 10 storage buffers). Returns the output."""
-  if len(ins) > 9: raise ValueError(f"{len(ins)} inputs: at most 9 (10 storage buffers per kernel)")
+  binding 1 is a fresh float32 output of out_shape (NaN-filled when CHECK), bindings 2.. the inputs `ins`, then, if
+  `scratch` is a shape, a float32 scratch buffer the kernel writes and reads (at most 10 storage buffers in all:
+  Dawn's limit). Returns the output."""
+  extra = () if scratch is None else (Tensor.empty(*scratch, device="WEBGPU"),)
+  if len(ins) + len(extra) > 9: raise ValueError(f"{len(ins) + len(extra) + 1} buffers: at most 10 per kernel")
   out = (Tensor.full(out_shape, float("nan"), device="WEBGPU") if CHECK else Tensor.empty(*out_shape, device="WEBGPU"))
-  args = (out.contiguous(), *(t.contiguous() for t in ins))
-  return Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, len(args)))[0]
+  args = (out.contiguous(), *(t.contiguous() for t in ins), *extra)
+  outs = (0,) + ((len(args) - 1,) if extra else ())
+  return Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, len(args), outs))[0]
 
 
 _PARAMS: dict = {}
@@ -122,6 +127,18 @@ def params(model: Model) -> Tensor:
   key = id(model)
   if key not in _PARAMS or _PARAMS[key][0] is not model: _PARAMS[key] = (model, pack_params(model).realize())
   return _PARAMS[key][1]
+
+
+_TABLES: dict = {}
+
+
+def tables(model: Model) -> tuple[Tensor, int]:
+  """The scene's static contact tables as an int32 buffer on WEBGPU (built once per topology), and the floats of
+  scratch the kernel needs per env."""
+  consts, flat = contact_tables(model)
+  key = tuple(flat)
+  if key not in _TABLES: _TABLES[key] = Tensor(flat or [0], dtype=dtypes.int32, device="WEBGPU").realize()
+  return _TABLES[key], int(consts["SCR"].rstrip("u"))
 
 
 def check_model(model: Model) -> None:
@@ -141,7 +158,9 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
   if packed.device != "WEBGPU" or packed.dtype != dtypes.float32:
     raise ValueError(f"wgsl step: expected a float32 state on WEBGPU, got {packed.dtype} on {packed.device}")
   if ctrl is None or model.nact == 0: ctrl = Tensor.zeros(B, 1, device="WEBGPU").contiguous()
-  return launch(source(model, B, steps, damping), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl, threads=B)
+  tab, scr = tables(model)
+  return launch(source(model, B, steps, damping), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl, tab,
+                threads=B, scratch=(B, scr))
 
 
 def launch_dims(batch: int) -> tuple[int, int]:

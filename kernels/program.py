@@ -10,7 +10,7 @@ from functools import lru_cache
 from tinygrad import Tensor, dtypes
 from oracle.constraints import CONSTRAINTS, NLAM
 from oracle.solve import joint_counts
-from oracle.types import JOINT_TYPES, Model
+from oracle.types import GEOM_TYPES, JOINT_TYPES, Model
 from oracle.velocity import has_damping
 from oracle.xpbd import EPS
 
@@ -19,10 +19,14 @@ from oracle.xpbd import EPS
 PARAMS = dict(gravity=1, body_inv_mass=1, body_inv_inertia=2, jnt_anchor_parent=2, jnt_anchor_child=2,
               jnt_axis_parent=2, jnt_axis_child=2, jnt_ref_parent=2, jnt_ref_child=2, jnt_relquat=2, jnt_range=2,
               jnt_limited=1, jnt_compliance=1, jnt_damping=1, jnt_length=1, act_gear=1, act_ctrlrange=2, act_kp=1,
-              act_kv=1)
+              act_kv=1, geom_pos=2, geom_quat=2, geom_size=2, geom_friction=1, geom_restitution=1)
+# the narrowphase pair functions in the kernel's dispatch order (kernels/xpbd_step.wgsl pair_contacts)
+PAIR_KINDS = (("plane", "sphere"), ("plane", "capsule"), ("plane", "box"), ("sphere", "sphere"), ("sphere", "capsule"),
+              ("capsule", "capsule"), ("sphere", "box"), ("capsule", "box"), ("box", "box"))
 WORKGROUP = 64   # invocations (envs) per workgroup
 # the kernel's source files, concatenated into one program (WGSL resolves names module-wide, in any order)
-SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in ("math3.wgsl", "xpbd_step.wgsl"))
+SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in ("math3.wgsl", "xpbd_step.wgsl",
+                                                                            "narrowphase.wgsl"))
 SOURCE = SOURCES[1]
 
 
@@ -31,10 +35,6 @@ class Unsupported(NotImplementedError):
 
 
 def check_supported(model: Model) -> None:
-  if model.contact_enabled:
-    raise Unsupported(f"{model.name}: the WGSL kernel has no contacts yet (broadphase, narrowphase, contact solve and "
-                      "the contact velocity pass are oracle-only); use backend='oracle', or a scene with "
-                      '"contact": {"enabled": false}')
   if dtypes.float32 != model.body_inv_mass.dtype:
     raise Unsupported(f"{model.name}: the WGSL kernel is float32 only, the model is {model.body_inv_mass.dtype}")
 
@@ -63,8 +63,69 @@ def pack_params(model: Model) -> Tensor:
 
 
 def _arr(kind: str, values: list) -> str:
-  vals = values or [0]
-  return f"array<{kind}, {len(vals)}>({', '.join(str(v) + ('u' if kind == 'u32' else '') for v in vals)})"
+  """A WGSL array value; kind u32, i32, f32, or vec2<i32> / vec3<i32> with tuples as values. The header declares
+  tables as `var<private>` initialised with it, not `const`: a const array indexed at run time is materialised as a
+  function-local copy at every access (SPIR-V has no indexable constants), which made a stack10 step with its
+  260-slot tables run for minutes on lavapipe."""
+  if kind.startswith("vec"):
+    n = int(kind[3])
+    vals = [f"{kind}({', '.join(str(int(x)) for x in v)})" for v in values] or [f"{kind}({', '.join(['0'] * n)})"]
+  else:
+    vals = [str(v) + ("u" if kind == "u32" else "") for v in values] or ["0" + ("u" if kind == "u32" else "")]
+  return f"array<{kind}, {len(vals)}>({', '.join(vals)})"
+
+
+def _table(name: str, kind: str, values: list) -> str:
+  arr = _arr(kind, values)
+  return f"var<private> {name}: {arr[:arr.index('>(') + 1]} = {arr};"
+
+
+SLOT_W = 28   # floats per contact slot in the kernel's scratch rows (kernels/xpbd_step.wgsl)
+
+
+def contact_tables(model: Model) -> tuple[dict[str, str], list[int]]:
+  """The contact plan's static layout as WGSL constants (oracle/contacts.py plan_blocks, oracle/broadphase.py): plane
+  pairs first, then one block per model.pair_capacity entry; each pair has its registered number of contact slots.
+  CANDIDATES lists every pair the broadphase may return, (geom a, geom b, block), in its canonical order.
+  Returns the WGSL constants (counts, and each table's offset T_<NAME>) and the tables flattened into one int list
+  (the kernel's `tab` buffer)."""
+  from oracle.broadphase import _rules, _type_pair, hashed_geoms
+  from oracle.collide import NARROWPHASE
+  from oracle.contacts import plan_blocks, plane_pairs
+  blocks = plan_blocks(model)
+  planes = [p for pairs in plane_pairs(model).values() for p in pairs]
+  kinds, slots, slot0, slot_pair, cap, pair0, n = [], [], [], [], [], [], 0
+  for blk in blocks:
+    for _ in range(blk.pairs):
+      kinds.append(PAIR_KINDS.index((blk.type_a, blk.type_b)))
+      slots.append(NARROWPHASE[(blk.type_a, blk.type_b)][1])
+      slot0.append(n)
+      slot_pair += [len(kinds) - 1] * slots[-1]
+      n += slots[-1]
+  geoms = hashed_geoms(model)
+  rules, cands = _rules(model, geoms) if geoms else None, []
+  for t, (ta, tb, c) in enumerate(model.pair_capacity):
+    blk = blocks[len(plane_pairs(model)) + t]
+    cap.append(c)
+    pair0.append(blk.offset)
+    rows = [i for i, g in enumerate(geoms) if model.geom_type[g] == ta]
+    cols = [j for j, g in enumerate(geoms) if model.geom_type[g] == tb]
+    for i in rows:
+      for j in cols:
+        if rules[min(i, j), max(i, j)] and (i < j or ta != tb):
+          assert _type_pair(model, geoms[min(i, j)], geoms[max(i, j)])[0] == (ta, tb)
+          cands.append((geoms[i], geoms[j], t))
+  npair = len(kinds)
+  counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NCAND": len(cands),
+            "NBLOCK_ARR": max(len(cap), 1), "SLOT_W": SLOT_W, "SCR": max(2 * npair + SLOT_W * n, 1)}
+  tables = dict(PLANE_PAIRS=planes, CANDIDATES=cands, BLOCK_CAP=cap, BLOCK_PAIR0=pair0, PAIR_KIND=kinds,
+                PAIR_SLOTS=slots, PAIR_SLOT0=slot0, SLOT_PAIR=slot_pair, GEOM_BODY=list(model.geom_body),
+                GEOM_TYPE=[GEOM_TYPES.index(t) for t in model.geom_type])
+  flat, offsets = [], {}
+  for k, v in tables.items():
+    offsets[f"T_{k}"] = len(flat)
+    flat += [int(x) for row in v for x in (row if isinstance(row, tuple) else (row,))]
+  return {k: f"{v}u" for k, v in {**counts, **offsets}.items()}, flat
 
 
 def _f(x: float) -> str: return repr(float(x))
@@ -86,16 +147,16 @@ def header(model: Model, batch: int, steps: int, damping: bool) -> str:
   lines += [f"const H: f32 = {_f(model.dt / model.substeps)};", f"const RELAXATION: f32 = {_f(model.relaxation)};",
             f"const EPS: f32 = {_f(EPS)};", f"const DAMPING: bool = {str(damping).lower()};",
             f"const MODEL_BATCHED: bool = {str(model_batch(model) > 1).lower()};",
-            f"const JNT_TYPE = {_arr('u32', [JOINT_TYPES.index(t) for t in model.jnt_type])};",
-            f"const JNT_PARENT = {_arr('i32', list(model.jnt_parent))};",
-            f"const JNT_CHILD = {_arr('i32', list(model.jnt_child))};",
-            f"const JOINT_ORDER = {_arr('u32', order)};",
-            f"const SPLIT = {_arr('f32', [_f(max(n, 1)) for n in counts])};",
-            f"const COUNTS = {_arr('f32', [_f(n) for n in counts])};",
-            f"const JNT_POS_SERVO = {_arr('i32', servo('position'))};",
-            f"const JNT_VEL_SERVO = {_arr('i32', servo('velocity'))};",
-            f"const ACT_JOINT = {_arr('i32', list(model.act_joint))};",
-            f"const MOTORS = {_arr('u32', motors)};"]
+            _table("JNT_TYPE", "u32", [JOINT_TYPES.index(t) for t in model.jnt_type]),
+            _table("JNT_PARENT", "i32", list(model.jnt_parent)), _table("JNT_CHILD", "i32", list(model.jnt_child)),
+            _table("JOINT_ORDER", "u32", order), _table("SPLIT", "f32", [_f(max(n, 1)) for n in counts]),
+            _table("COUNTS", "f32", [_f(n) for n in counts]), _table("JNT_POS_SERVO", "i32", servo("position")),
+            _table("JNT_VEL_SERVO", "i32", servo("velocity")), _table("ACT_JOINT", "i32", list(model.act_joint)),
+            _table("MOTORS", "u32", motors),
+            f"const DT: f32 = {_f(model.dt)};", f"const MARGIN: f32 = {_f(model.contact_margin)};",
+            f"const CONTACT_BETA: f32 = {_f(model.contact_beta)};",
+            *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
+            *(f"const {k} = {v};" for k, v in contact_tables(model)[0].items())]
   return "\n".join(lines) + "\n"
 
 

@@ -8,12 +8,16 @@
 //   inp   (B, NBODY, 13)  the state before
 //   prm   (MB, NPARAM)    the Model's tensors, flattened (MB = 1, or B with domain randomisation)
 //   ctrl  (B, NCTRL)      actuator controls, held for the call
+//   tab   (NTAB,) i32     the scene's static contact tables (kernels/program.py contact_tables)
+//   scr   (B, SCR)        per-env scratch: the contact plan and slots (written and read by the kernel only)
 
 @group(0) @binding(0) var<uniform> INFINITY : f32;
 @group(0) @binding(1) var<storage, read_write> outp : array<f32>;
 @group(0) @binding(2) var<storage, read_write> inp : array<f32>;
 @group(0) @binding(3) var<storage, read_write> prm : array<f32>;
 @group(0) @binding(4) var<storage, read_write> ctrl : array<f32>;
+@group(0) @binding(5) var<storage, read_write> tab : array<i32>;
+@group(0) @binding(6) var<storage, read_write> scr : array<f32>;
 
 // one side of a constraint (oracle/xpbd.py Side): the world is x = 0, q = identity, im = 0, ii = 0
 struct Side { x: vec3<f32>, q: Quat, im: f32, ii: vec3<f32> }
@@ -30,7 +34,20 @@ var<private> fext: array<vec3<f32>, NBODY_ARR>; // motor force [N] and torque [N
 var<private> text: array<vec3<f32>, NBODY_ARR>;
 var<private> jc: array<Correction, NJOINT_ARR>; // this iteration's correction of each joint
 var<private> lam: array<f32, NLAM_ARR>;         // XPBD multipliers, LAMW per joint
+// contacts (oracle/contacts.py): per pair slot its two model geoms (-1: empty), per contact slot its narrowphase row
+// and this substep's solve result; slots are laid out block by block, pair by pair, as the oracle's plan. They live
+// in this env's rows of the scratch buffer `scr`, and the scene's static tables in `tab`, not in private arrays:
+// lavapipe lowers a dynamically indexed private array to a compare-and-select over every element, so compile time
+// grew with the slot count (2.7 s at 8 slots, 24 s at 64, over 10 minutes at stack10's 260).
+// scr row: [pair geoms 2 NPAIR (i32 bits) | per slot SLOT_W: valid, n 3, ra 3, rb 3, friction, restitution,
+//           approach, correction 12, (lambda_n, lambda_t, touching)]
+var<private> sb: u32;                            // this env's row of scr
+var<private> overflow: u32;                      // candidate pairs beyond their capacity, this step
 var<private> mb: u32;                           // this env's row of prm
+// 0, but not known to the shader compiler: loop bounds are `N + rz`, so the compiler cannot fully unroll loops over
+// a scene's slots and bodies. With constant bounds lavapipe's LLVM unrolled them and compile time grew with the
+// contact slots: 7.7 s at 20 slots, 22.6 s at 56, over 10 minutes at stack10's 260.
+var<private> rz: u32;
 var<private> cb: u32;                           // this env's row of ctrl
 
 // --- parameters ---
@@ -213,12 +230,237 @@ fn slide(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   return chain2(chain2(orient, normal), limit);
 }
 
+
+
+// --- scratch and table access ---
+fn sl(i: u32) -> u32 { return sb + 2u * NPAIR + SLOT_W * i; }
+fn lv3(o: u32) -> vec3<f32> { return vec3<f32>(scr[o], scr[o + 1u], scr[o + 2u]); }
+fn sv3(o: u32, v: vec3<f32>) { scr[o] = v.x; scr[o + 1u] = v.y; scr[o + 2u] = v.z; }
+fn pair_geoms(p: u32) -> vec2<i32> { return vec2<i32>(bitcast<i32>(scr[sb + 2u * p]), bitcast<i32>(scr[sb + 2u * p + 1u])); }
+fn set_pair(p: u32, g: vec2<i32>) { scr[sb + 2u * p] = bitcast<f32>(g.x); scr[sb + 2u * p + 1u] = bitcast<f32>(g.y); }
+fn slot_corr(i: u32) -> Correction { let o = sl(i) + 13u; return Correction(lv3(o), lv3(o + 3u), lv3(o + 6u), lv3(o + 9u)); }
+fn set_slot_corr(i: u32, c: Correction) { let o = sl(i) + 13u; sv3(o, c.dx1); sv3(o + 3u, c.dth1); sv3(o + 6u, c.dx2); sv3(o + 9u, c.dth2); }
+fn geom_body(g: u32) -> i32 { return tab[T_GEOM_BODY + g]; }
+
+// --- contacts (oracle/broadphase.py, oracle/contacts.py, oracle/constraints/contact.py, oracle/velocity.py) ---
+
+fn geom_body_pose(g: i32) -> Side {   // the owning body as a contact side (unsplit mass); the world for world geoms
+  return gather_side(geom_body(u32(g)));
+}
+fn body_vel(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bv[u32(b)]; }
+fn body_angvel(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bw[u32(b)]; }
+
+// world AABB (lo, hi) of geom g at the step's start, grown by 2 dt (|v| + |w| rho) + margin (oracle/broadphase.py
+// _extents: every shape as a box of half extents e swept by a sphere of radius r)
+fn geom_aabb(g: u32) -> array<vec3<f32>, 2> {
+  let b = geom_body(g);
+  let s = gather_side(b);
+  let gp = p3(OFF_GEOM_POS + 3u * g);
+  let sz = p3(OFF_GEOM_SIZE + 3u * g);
+  let centre = s.x + rotate(s.q, gp);
+  let q = qmul(s.q, p4q(OFF_GEOM_QUAT + 4u * g));
+  let t = u32(tab[T_GEOM_TYPE + g]);
+  let round_ = select(0.0, 1.0, t == SPHERE_G || t == CAPSULE_G);
+  let box = select(0.0, 1.0, t == BOX_G);
+  let cap = select(0.0, 1.0, t == CAPSULE_G);
+  let r = sz.x * round_;
+  let e = vec3<f32>(sz.x * box, sz.y * box, sz.z * box + sz.y * cap);
+  let w = q.w; let x = q.v.x; let y = q.v.y; let z = q.v.z;
+  let c0 = vec3<f32>(1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y));
+  let c1 = vec3<f32>(2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x));
+  let c2 = vec3<f32>(2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y));
+  let half = r + abs(c0) * e.x + abs(c1) * e.y + abs(c2) * e.z;
+  let rho = r + sqrt(dot(e, e)) + sqrt(dot(gp, gp));
+  let v = body_vel(b);
+  let om = body_angvel(b);
+  let grow = 2.0 * DT * (sqrt(dot(v, v)) + sqrt(dot(om, om)) * rho) + MARGIN;
+  return array<vec3<f32>, 2>(centre - (half + grow), centre + (half + grow));
+}
+
+// candidate pairs for this step. The oracle's spatial hash returns, without overflow, exactly the pairs whose grown
+// AABBs overlap, in a canonical (column 0, column 1) order per type pair; one invocation per env tests the static
+// candidate list (rules already applied: different bodies, not excluded, i < j) in that order, O(G^2) per env
+fn broadphase() {
+  overflow = 0u;
+  for (var p = 0u; p < NPAIR + rz; p++) { set_pair(p, vec2<i32>(-1, -1)); }
+  for (var p = 0u; p < NPLANE_PAIR + rz; p++) { set_pair(p, vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u])); }
+  var count = array<u32, NBLOCK_ARR>();
+  for (var k = 0u; k < NCAND + rz; k++) {
+    let c = vec3<i32>(tab[T_CANDIDATES + 3u * k], tab[T_CANDIDATES + 3u * k + 1u], tab[T_CANDIDATES + 3u * k + 2u]);  // (geom a, geom b, block)
+    let ba = geom_aabb(u32(c.x));
+    let bb = geom_aabb(u32(c.y));
+    if (all(ba[0] <= bb[1]) && all(bb[0] <= ba[1])) {
+      let t = u32(c.z);
+      if (count[t] < u32(tab[T_BLOCK_CAP + t])) { set_pair(u32(tab[T_BLOCK_PAIR0 + t]) + count[t], c.xy); count[t] = count[t] + 1u; }
+      else { overflow = overflow + 1u; }
+    }
+  }
+}
+
+fn geom_of(g: i32, s: Side) -> Geom {
+  let u = u32(g);
+  return Geom(s.x + rotate(s.q, p3(OFF_GEOM_POS + 3u * u)), qmul(s.q, p4q(OFF_GEOM_QUAT + 4u * u)),
+              p3(OFF_GEOM_SIZE + 3u * u));
+}
+
+fn pair_contacts(kind: u32, a: Geom, b: Geom) {
+  switch kind {
+    case 0u: { plane_sphere(a, b); }
+    case 1u: { plane_capsule(a, b); }
+    case 2u: { plane_box(a, b); }
+    case 3u: { sphere_sphere(a, b); }
+    case 4u: { sphere_capsule(a, b); }
+    case 5u: { capsule_capsule(a, b); }
+    case 6u: { sphere_box(a, b); }
+    case 7u: { capsule_box(a, b); }
+    default: { box_box(a, b); }
+  }
+}
+
+// contacts of every candidate pair at the substep's predicted poses, stored in the bodies' frames (oracle/contacts.py
+// narrowphase): [valid | n | ra | rb | friction | restitution | approach speed]
+fn narrowphase() {
+  for (var p = 0u; p < NPAIR + rz; p++) {
+    let ga = pair_geoms(p).x;
+    let gb = pair_geoms(p).y;
+    let pvalid = ga >= 0;
+    let sa = geom_body_pose(max(ga, 0));
+    let sb = geom_body_pose(max(gb, 0));
+    var xa = vec3<f32>(0.0); var qa = Quat(1.0, vec3<f32>(0.0)); var xb = xa; var qb = qa;
+    var va = xa; var wa = xa; var vb = xa; var wb = xa;
+    var fric = 0.0; var rest = 0.0;
+    if (pvalid) {   // an empty slot reads as the world on both sides: finite zeros, never valid
+      xa = sa.x; qa = sa.q; xb = sb.x; qb = sb.q;
+      let ba = geom_body(u32(ga));
+      let bb = geom_body(u32(gb));
+      va = body_vel(ba); wa = body_angvel(ba); vb = body_vel(bb); wb = body_angvel(bb);
+      fric = max(p1(OFF_GEOM_FRICTION + u32(ga)), p1(OFF_GEOM_FRICTION + u32(gb)));
+      rest = max(p1(OFF_GEOM_RESTITUTION + u32(ga)), p1(OFF_GEOM_RESTITUTION + u32(gb)));
+      pair_contacts(u32(tab[T_PAIR_KIND + p]), geom_of(ga, Side(xa, qa, 0.0, vec3<f32>(0.0))), geom_of(gb, Side(xb, qb, 0.0, vec3<f32>(0.0))));
+    }
+    for (var k = 0u; k < u32(tab[T_PAIR_SLOTS + p]); k++) {
+      let i = u32(tab[T_PAIR_SLOT0 + p]) + k;
+      let c = nc[k];
+      let oa = c.pa - xa;
+      let ob = c.pb - xb;
+      let vrel = (va + cross(wa, oa)) - (vb + cross(wb, ob));
+      scr[sl(i)] = select(0.0, 1.0, c.valid && pvalid);
+      sv3(sl(i) + 1u, c.n);
+      sv3(sl(i) + 4u, inv_rotate(qa, oa));
+      sv3(sl(i) + 7u, inv_rotate(qb, ob));
+      scr[sl(i) + 10u] = fric;
+      scr[sl(i) + 11u] = rest;
+      scr[sl(i) + 12u] = dot(vrel, c.n);
+      if (!pvalid) { scr[sl(i)] = 0.0; sv3(sl(i) + 1u, vec3<f32>(0.0)); sv3(sl(i) + 4u, vec3<f32>(0.0)); sv3(sl(i) + 7u, vec3<f32>(0.0)); scr[sl(i) + 12u] = 0.0; }
+    }
+  }
+}
+
+fn slot_side(i: u32, s: u32) -> Side {   // body side s (0: a, 1: b) of contact slot i, unsplit, from the snapshot
+  let p = u32(tab[T_SLOT_PAIR + i]);
+  let g = select(pair_geoms(p).y, pair_geoms(p).x, s == 0u);
+  if (g < 0) { return gather_side(-1); }
+  return gather_side(geom_body(u32(g)));
+}
+fn slot_body(i: u32, s: u32) -> i32 {
+  let p = u32(tab[T_SLOT_PAIR + i]);
+  let g = select(pair_geoms(p).y, pair_geoms(p).x, s == 0u);
+  if (g < 0) { return -1; }
+  return geom_body(u32(g));
+}
+fn body_disp(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bd[u32(b)]; }
+fn body_rot(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bth[u32(b)]; }
+
+// remove err along n at the points: impulse -P n on a, +P n on b (M20 eqs. 2-4, alpha~ = 0); returns P in .w
+struct Push { c: Correction, mag: f32 }
+fn push(s1: Side, s2: Side, oa: vec3<f32>, ob: vec3<f32>, n: vec3<f32>, err: f32, on: bool) -> Push {
+  let w = inv_mass_at(s1, oa, n) + inv_mass_at(s2, ob, n);
+  let mag = select(0.0, err / (w + 1e-30), on);
+  let p = n * mag;
+  return Push(Correction(-(p * s1.im), -world_inv_inertia(s1, cross(oa, p)), p * s2.im, world_inv_inertia(s2, cross(ob, p))), mag);
+}
+
+// normal then static friction of contact slot i from the Jacobi snapshot (M20 sec. 3.5); slot lambdas hold the
+// multipliers of the previous iteration (zero at a substep's first)
+fn contact(i: u32) {
+  let s1 = slot_side(i, 0u);
+  let s2 = slot_side(i, 1u);
+  let n = lv3(sl(i) + 1u);
+  let oa = rotate(s1.q, lv3(sl(i) + 4u));
+  let ob = rotate(s2.q, lv3(sl(i) + 7u));
+  let d = dot((s1.x + oa) - (s2.x + ob), n);
+  let valid = scr[sl(i)] > 0.0;
+  let touching = valid && d > 0.0;
+  var err = d;
+  var on = touching;
+  if (CONTACT_BETA > 0.0) { err = max(d, 0.0) + log(exp(-(abs(d) * CONTACT_BETA)) + 1.0) / CONTACT_BETA; on = valid; }
+  let normal = push(s1, s2, oa, ob, n, err, on);
+  let lam_n = scr[sl(i) + 25u] + normal.mag;
+  let ba = slot_body(i, 0u);
+  let bb = slot_body(i, 1u);
+  let dp = (body_disp(ba) + cross(body_rot(ba), oa)) - (body_disp(bb) + cross(body_rot(bb), ob));
+  let dpt = dp - n * dot(dp, n);
+  let slip = norm_dir(dpt, EPS);
+  let w = inv_mass_at(s1, oa, slip.dir) + inv_mass_at(s2, ob, slip.dir);
+  let pt = slip.len / (w + 1e-30);
+  let stick = on && slip.on && ((scr[sl(i) + 25u + 1u] + pt) < scr[sl(i) + 10u] * lam_n);
+  let fr = push(s1, s2, oa, ob, slip.dir, slip.len, stick);
+  set_slot_corr(i, chain2(normal.c, fr.c));
+  sv3(sl(i) + 25u, vec3<f32>(lam_n, scr[sl(i) + 25u + 1u] + fr.mag, select(0.0, 1.0, touching)));
+}
+
+// per body: the contact sides touching it, summed in slot order (a side, then b side), and their count
+fn contact_sum_add(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32>>) -> f32 {
+  var n = 0.0;
+  for (var i = 0u; i < NSLOT + rz; i++) {
+    if (slot_body(i, 0u) == b) { *dx = *dx + slot_corr(i).dx1; *dth = *dth + slot_corr(i).dth1; n = n + scr[sl(i) + 25u + 2u]; }
+    if (slot_body(i, 1u) == b) { *dx = *dx + slot_corr(i).dx2; *dth = *dth + slot_corr(i).dth2; n = n + scr[sl(i) + 25u + 2u]; }
+  }
+  return n;
+}
+
+// dynamic friction and restitution of every contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35)
+fn contact_velocity(h: f32) {
+  let g = p3(OFF_GRAVITY);
+  for (var i = 0u; i < NSLOT + rz; i++) {
+    let s1 = slot_side(i, 0u);
+    let s2 = slot_side(i, 1u);
+    let ba = slot_body(i, 0u);
+    let bb = slot_body(i, 1u);
+    let n = lv3(sl(i) + 1u);
+    let oa = rotate(s1.q, lv3(sl(i) + 4u));
+    let ob = rotate(s2.q, lv3(sl(i) + 7u));
+    let vrel = (body_vel(ba) + cross(body_angvel(ba), oa)) - (body_vel(bb) + cross(body_angvel(bb), ob));
+    let u = dot(vrel, n);
+    let st = norm_dir(vrel - n * u, 1e-9);
+    let wt = inv_mass_at(s1, oa, st.dir) + inv_mass_at(s2, ob, st.dir);
+    let friction = min(scr[sl(i) + 10u] * scr[sl(i) + 25u] * wt / h, st.len);
+    let u0 = scr[sl(i) + 12u];
+    let e = select(0.0, scr[sl(i) + 11u], abs(u0) > 2.0 * sqrt(dot(g, g)) * h);
+    let du = -u + min(-e * u0, 0.0);
+    let dv = n * du - st.dir * select(0.0, friction, st.on);
+    let dd = norm_dir(dv, 1e-12);
+    let touching = scr[sl(i) + 25u + 2u] > 0.0;
+    let w = inv_mass_at(s1, oa, dd.dir) + inv_mass_at(s2, ob, dd.dir);
+    let p = dd.dir * select(0.0, dd.len / (w + 1e-30), touching && dd.on);
+    set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im), -world_inv_inertia(s2, cross(ob, p))));
+  }
+  for (var b = 0u; b < NBODY + rz; b++) {
+    var dv = vec3<f32>(0.0);
+    var dw = vec3<f32>(0.0);
+    let cnt = contact_sum_add(i32(b), &dv, &dw);
+    let scale = 1.0 / max(cnt, 1.0);
+    bv[b] = bv[b] + dv * scale;
+    bw[b] = bw[b] + dw * scale;
+  }
+}
+
 // --- stages (oracle/step.py STAGES) ---
 
 // oracle/actuators.py motor_loads: hinge motors turn the child by +tau, the parent by -tau; slide motors push
 fn motor_loads() {
-  for (var b = 0u; b < NBODY; b++) { fext[b] = vec3<f32>(0.0); text[b] = vec3<f32>(0.0); }
-  for (var k = 0u; k < NMOTOR; k++) {
+  for (var b = 0u; b < NBODY + rz; b++) { fext[b] = vec3<f32>(0.0); text[b] = vec3<f32>(0.0); }
+  for (var k = 0u; k < NMOTOR + rz; k++) {
     let a = MOTORS[k];
     let j = u32(ACT_JOINT[a]);
     let s1 = gather_side(JNT_PARENT[j]);
@@ -241,7 +483,7 @@ fn motor_loads() {
 // semi-implicit Euler with the gyroscopic term (oracle/integrate.py; M20 Alg. 2 lines 5-9, eq. 27)
 fn integrate(h: f32) {
   let g = p3(OFF_GRAVITY);
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = 0u; b < NBODY + rz; b++) {
     let im = p1(OFF_BODY_INV_MASS + b);
     let ii = p3(OFF_BODY_INV_INERTIA + 3u * b);
     let acc = g * select(0.0, 1.0, im > 0.0) + fext[b] * im;
@@ -259,9 +501,10 @@ fn integrate(h: f32) {
   }
 }
 
-// one Jacobi iteration (oracle/solve.py solve): every joint from the same snapshot, then the per-body average
+// one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body
+// average
 fn solve(h: f32) {
-  for (var k = 0u; k < NJOINT; k++) {
+  for (var k = 0u; k < NJOINT + rz; k++) {
     let j = JOINT_ORDER[k];  // registry order, then joint index
     let s1 = split_side(JNT_PARENT[j]);
     let s2 = split_side(JNT_CHILD[j]);
@@ -274,19 +517,25 @@ fn solve(h: f32) {
     else { c = slide(j, s1, s2, h); }
     jc[j] = c;
   }
-  for (var b = 0u; b < NBODY; b++) {
-    // parent sides in joint order, then child sides (oracle/solve.py body_sum)
+  for (var i = 0u; i < NSLOT + rz; i++) { contact(i); }
+  for (var b = 0u; b < NBODY + rz; b++) {
+    // parent sides in joint order, then child sides (oracle/solve.py body_sum); then the contacts' (contact_sum)
     var dx = vec3<f32>(0.0);
     var dth = vec3<f32>(0.0);
-    for (var k = 0u; k < NJOINT; k++) {
+    for (var k = 0u; k < NJOINT + rz; k++) {
       let j = JOINT_ORDER[k];
       if (JNT_PARENT[j] == i32(b)) { dx = dx + jc[j].dx1; dth = dth + jc[j].dth1; }
     }
-    for (var k = 0u; k < NJOINT; k++) {
+    for (var k = 0u; k < NJOINT + rz; k++) {
       let j = JOINT_ORDER[k];
       if (JNT_CHILD[j] == i32(b)) { dx = dx + jc[j].dx2; dth = dth + jc[j].dth2; }
     }
-    let scale = RELAXATION / max(COUNTS[b], 1.0);
+    var cdx = vec3<f32>(0.0);
+    var cdth = vec3<f32>(0.0);
+    let touching = contact_sum_add(i32(b), &cdx, &cdth);
+    dx = dx + cdx;
+    dth = dth + cdth;
+    let scale = RELAXATION / max(COUNTS[b] + touching, 1.0);
     dx = dx * scale;
     dth = dth * scale;
     bx[b] = bx[b] + dx;
@@ -298,15 +547,13 @@ fn solve(h: f32) {
 
 // v = D/h, w = TH/h (oracle/velocity.py recover; M20 Alg. 2 lines 13-15)
 fn recover(h: f32) {
-  for (var b = 0u; b < NBODY; b++) { bv[b] = bd[b] / h; bw[b] = bth[b] / h; }
+  for (var b = 0u; b < NBODY + rz; b++) { bv[b] = bd[b] / h; bw[b] = bth[b] / h; }
 }
 
-fn body_vec_v(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bv[u32(b)]; }
-fn body_vec_w(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bw[u32(b)]; }
 
 // joint damping and velocity drives as implicit impulses (oracle/velocity.py joint_damping; M20 eq. 36)
 fn joint_damping(h: f32) {
-  for (var k = 0u; k < NJOINT; k++) {
+  for (var k = 0u; k < NJOINT + rz; k++) {
     let j = JOINT_ORDER[k];  // distance joints carry no damping
     let t = JNT_TYPE[j];
     if (t == DISTANCE) { jc[j] = zero_corr(); continue; }
@@ -320,9 +567,9 @@ fn joint_damping(h: f32) {
       goal = act_ctrl(JNT_VEL_SERVO[j]);
     }
     var rel: vec3<f32>;
-    if (t == SLIDE) { rel = a * dot(body_vec_v(JNT_CHILD[j]) - body_vec_v(JNT_PARENT[j]), a); }
+    if (t == SLIDE) { rel = a * dot(body_vel(JNT_CHILD[j]) - body_vel(JNT_PARENT[j]), a); }
     else {
-      rel = body_vec_w(JNT_CHILD[j]) - body_vec_w(JNT_PARENT[j]);
+      rel = body_angvel(JNT_CHILD[j]) - body_angvel(JNT_PARENT[j]);
       if (t == HINGE) { rel = a * (dot(rel, a) - goal); }
     }
     let nd = norm_dir(rel, 1e-12);
@@ -333,14 +580,14 @@ fn joint_damping(h: f32) {
     if (t == SLIDE) { jc[j] = Correction(p * s1.im, vec3<f32>(0.0), -(p * s2.im), vec3<f32>(0.0)); }
     else { jc[j] = Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p)); }
   }
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = 0u; b < NBODY + rz; b++) {
     var dv = vec3<f32>(0.0);
     var dw = vec3<f32>(0.0);
-    for (var k = 0u; k < NJOINT; k++) {
+    for (var k = 0u; k < NJOINT + rz; k++) {
       let j = JOINT_ORDER[k];
       if (JNT_PARENT[j] == i32(b)) { dv = dv + jc[j].dx1; dw = dw + jc[j].dth1; }
     }
-    for (var k = 0u; k < NJOINT; k++) {
+    for (var k = 0u; k < NJOINT + rz; k++) {
       let j = JOINT_ORDER[k];
       if (JNT_CHILD[j] == i32(b)) { dv = dv + jc[j].dx2; dw = dw + jc[j].dth2; }
     }
@@ -354,9 +601,12 @@ fn joint_damping(h: f32) {
 fn substep(h: f32) {
   motor_loads();
   integrate(h);
-  for (var i = 0u; i < NLAM_ARR; i++) { lam[i] = 0.0; }
-  for (var it = 0u; it < ITERATIONS; it++) { if (NJOINT > 0u) { solve(h); } }
+  if (NSLOT > 0u) { narrowphase(); }
+  for (var i = 0u; i < NLAM_ARR + rz; i++) { lam[i] = 0.0; }
+  for (var i = 0u; i < NSLOT + rz; i++) { sv3(sl(i) + 25u, vec3<f32>(0.0)); }
+  for (var it = 0u; it < ITERATIONS + rz; it++) { if (NJOINT + NSLOT > 0u) { solve(h); } }
   recover(h);
+  if (NSLOT > 0u) { contact_velocity(h); }
   if (DAMPING) { joint_damping(h); }
 }
 
@@ -364,18 +614,23 @@ fn substep(h: f32) {
 fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>) {
   let e = gid.x;
   if (e >= BATCH) { return; }
+  rz = u32(max(-abs(prm[0]), 0.0));   // prm[0] is gravity.x: any value gives 0
+  sb = e * SCR;
   mb = select(0u, e, MODEL_BATCHED) * NPARAM;
   cb = e * NCTRL;
   let base = e * NBODY * 13u;
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = 0u; b < NBODY + rz; b++) {
     let o = base + 13u * b;
     bx[b] = vec3<f32>(inp[o], inp[o + 1u], inp[o + 2u]);
     bq[b] = Quat(inp[o + 3u], vec3<f32>(inp[o + 4u], inp[o + 5u], inp[o + 6u]));
     bv[b] = vec3<f32>(inp[o + 7u], inp[o + 8u], inp[o + 9u]);
     bw[b] = vec3<f32>(inp[o + 10u], inp[o + 11u], inp[o + 12u]);
   }
-  for (var s = 0u; s < NSTEPS * SUBSTEPS; s++) { substep(H); }
-  for (var b = 0u; b < NBODY; b++) {
+  for (var k = 0u; k < NSTEPS; k++) {
+    if (NSLOT > 0u) { broadphase(); }   // once per step, on the step's starting state (M20 sec. 3.5)
+    for (var s = 0u; s < SUBSTEPS + rz; s++) { substep(H); }
+  }
+  for (var b = 0u; b < NBODY + rz; b++) {
     let o = base + 13u * b;
     outp[o] = bx[b].x; outp[o + 1u] = bx[b].y; outp[o + 2u] = bx[b].z;
     outp[o + 3u] = bq[b].w; outp[o + 4u] = bq[b].v.x; outp[o + 5u] = bq[b].v.y; outp[o + 6u] = bq[b].v.z;

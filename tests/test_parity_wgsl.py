@@ -3,28 +3,19 @@
 Every scene in scenes/ and every task scene, plus seeded random joint scenes. Positions and quaternions must agree
 within 1e-5 after one step. Velocities are a position difference over the substep (v = D / h), so float32 rounding
 reads ~1e-8 m / h there whichever order the arithmetic runs in: the kernel must be as close to the float64 oracle as
-the float32 oracle is (within a factor FLOOR_FACTOR, plus 1e-5). Scenes with contacts are xfail (strict) until the
-kernel has the contact stages."""
+the float32 oracle is (within a factor FLOOR_FACTOR, plus 1e-5)."""
 from __future__ import annotations
-import json
 import numpy as np
 import pytest
 import engine.wgsl as wgsl
 from engine.parity import compare
-from kernels.program import Unsupported
 from tests.helpers import SCENES
 
 TASK_SCENES = SCENES.parent / "engine" / "tasks" / "scenes"
 FLOOR_FACTOR = 4.0
 
 
-def _param(path):
-  contacts = json.loads(path.read_text()).get("contact", {}).get("enabled", True)
-  marks = [pytest.mark.xfail(raises=Unsupported, strict=True, reason="no contact stages in the WGSL kernel yet")]
-  return pytest.param(path, id=path.stem, marks=marks if contacts else [])
-
-
-ALL = [_param(p) for p in sorted(SCENES.glob("*.json")) + sorted(TASK_SCENES.glob("*.json"))]
+ALL = [pytest.param(p, id=p.stem) for p in sorted(SCENES.glob("*.json")) + sorted(TASK_SCENES.glob("*.json"))]
 
 
 @pytest.fixture(autouse=True, scope="module")
