@@ -39,15 +39,11 @@ var<private> lam: array<f32, NLAM_ARR>;         // XPBD multipliers, LAMW per jo
 // in this env's rows of the scratch buffer `scr`, and the scene's static tables in `tab`, not in private arrays:
 // lavapipe lowers a dynamically indexed private array to a compare-and-select over every element, so compile time
 // grew with the slot count (2.7 s at 8 slots, 24 s at 64, over 10 minutes at stack10's 260).
-// scr row: [pair geoms 2 NPAIR (i32 bits) | per slot SLOT_W: valid, n 3, ra 3, rb 3, friction, restitution,
+// scr row: [pair geoms 2 NPAIR (as floats: -1 stored as bits would be a NaN, which a float store may change) | per slot SLOT_W: valid, n 3, ra 3, rb 3, friction, restitution,
 //           approach, correction 12, (lambda_n, lambda_t, touching)]
 var<private> sb: u32;                            // this env's row of scr
 var<private> overflow: u32;                      // candidate pairs beyond their capacity, this step
 var<private> mb: u32;                           // this env's row of prm
-// 0, but not known to the shader compiler: loop bounds are `N + rz`, so the compiler cannot fully unroll loops over
-// a scene's slots and bodies. With constant bounds lavapipe's LLVM unrolled them and compile time grew with the
-// contact slots: 7.7 s at 20 slots, 22.6 s at 56, over 10 minutes at stack10's 260.
-var<private> rz: u32;
 var<private> cb: u32;                           // this env's row of ctrl
 
 // --- parameters ---
@@ -236,8 +232,8 @@ fn slide(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
 fn sl(i: u32) -> u32 { return sb + 2u * NPAIR + SLOT_W * i; }
 fn lv3(o: u32) -> vec3<f32> { return vec3<f32>(scr[o], scr[o + 1u], scr[o + 2u]); }
 fn sv3(o: u32, v: vec3<f32>) { scr[o] = v.x; scr[o + 1u] = v.y; scr[o + 2u] = v.z; }
-fn pair_geoms(p: u32) -> vec2<i32> { return vec2<i32>(bitcast<i32>(scr[sb + 2u * p]), bitcast<i32>(scr[sb + 2u * p + 1u])); }
-fn set_pair(p: u32, g: vec2<i32>) { scr[sb + 2u * p] = bitcast<f32>(g.x); scr[sb + 2u * p + 1u] = bitcast<f32>(g.y); }
+fn pair_geoms(p: u32) -> vec2<i32> { return vec2<i32>(i32(scr[sb + 2u * p]), i32(scr[sb + 2u * p + 1u])); }
+fn set_pair(p: u32, g: vec2<i32>) { scr[sb + 2u * p] = f32(g.x); scr[sb + 2u * p + 1u] = f32(g.y); }
 fn slot_corr(i: u32) -> Correction { let o = sl(i) + 13u; return Correction(lv3(o), lv3(o + 3u), lv3(o + 6u), lv3(o + 9u)); }
 fn set_slot_corr(i: u32, c: Correction) { let o = sl(i) + 13u; sv3(o, c.dx1); sv3(o + 3u, c.dth1); sv3(o + 6u, c.dx2); sv3(o + 9u, c.dth2); }
 fn geom_body(g: u32) -> i32 { return tab[T_GEOM_BODY + g]; }
@@ -282,10 +278,10 @@ fn geom_aabb(g: u32) -> array<vec3<f32>, 2> {
 // candidate list (rules already applied: different bodies, not excluded, i < j) in that order, O(G^2) per env
 fn broadphase() {
   overflow = 0u;
-  for (var p = 0u; p < NPAIR + rz; p++) { set_pair(p, vec2<i32>(-1, -1)); }
-  for (var p = 0u; p < NPLANE_PAIR + rz; p++) { set_pair(p, vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u])); }
+  for (var p = 0u; p < NPAIR; p++) { set_pair(p, vec2<i32>(-1, -1)); }
+  for (var p = 0u; p < NPLANE_PAIR; p++) { set_pair(p, vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u])); }
   var count = array<u32, NBLOCK_ARR>();
-  for (var k = 0u; k < NCAND + rz; k++) {
+  for (var k = 0u; k < NCAND; k++) {
     let c = vec3<i32>(tab[T_CANDIDATES + 3u * k], tab[T_CANDIDATES + 3u * k + 1u], tab[T_CANDIDATES + 3u * k + 2u]);  // (geom a, geom b, block)
     let ba = geom_aabb(u32(c.x));
     let bb = geom_aabb(u32(c.y));
@@ -320,7 +316,7 @@ fn pair_contacts(kind: u32, a: Geom, b: Geom) {
 // contacts of every candidate pair at the substep's predicted poses, stored in the bodies' frames (oracle/contacts.py
 // narrowphase): [valid | n | ra | rb | friction | restitution | approach speed]
 fn narrowphase() {
-  for (var p = 0u; p < NPAIR + rz; p++) {
+  for (var p = 0u; p < NPAIR; p++) {
     let ga = pair_geoms(p).x;
     let gb = pair_geoms(p).y;
     let pvalid = ga >= 0;
@@ -412,7 +408,7 @@ fn contact(i: u32) {
 // per body: the contact sides touching it, summed in slot order (a side, then b side), and their count
 fn contact_sum_add(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32>>) -> f32 {
   var n = 0.0;
-  for (var i = 0u; i < NSLOT + rz; i++) {
+  for (var i = 0u; i < NSLOT; i++) {
     if (slot_body(i, 0u) == b) { *dx = *dx + slot_corr(i).dx1; *dth = *dth + slot_corr(i).dth1; n = n + scr[sl(i) + 25u + 2u]; }
     if (slot_body(i, 1u) == b) { *dx = *dx + slot_corr(i).dx2; *dth = *dth + slot_corr(i).dth2; n = n + scr[sl(i) + 25u + 2u]; }
   }
@@ -422,7 +418,7 @@ fn contact_sum_add(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3
 // dynamic friction and restitution of every contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35)
 fn contact_velocity(h: f32) {
   let g = p3(OFF_GRAVITY);
-  for (var i = 0u; i < NSLOT + rz; i++) {
+  for (var i = 0u; i < NSLOT; i++) {
     let s1 = slot_side(i, 0u);
     let s2 = slot_side(i, 1u);
     let ba = slot_body(i, 0u);
@@ -445,7 +441,7 @@ fn contact_velocity(h: f32) {
     let p = dd.dir * select(0.0, dd.len / (w + 1e-30), touching && dd.on);
     set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im), -world_inv_inertia(s2, cross(ob, p))));
   }
-  for (var b = 0u; b < NBODY + rz; b++) {
+  for (var b = 0u; b < NBODY; b++) {
     var dv = vec3<f32>(0.0);
     var dw = vec3<f32>(0.0);
     let cnt = contact_sum_add(i32(b), &dv, &dw);
@@ -459,8 +455,8 @@ fn contact_velocity(h: f32) {
 
 // oracle/actuators.py motor_loads: hinge motors turn the child by +tau, the parent by -tau; slide motors push
 fn motor_loads() {
-  for (var b = 0u; b < NBODY + rz; b++) { fext[b] = vec3<f32>(0.0); text[b] = vec3<f32>(0.0); }
-  for (var k = 0u; k < NMOTOR + rz; k++) {
+  for (var b = 0u; b < NBODY; b++) { fext[b] = vec3<f32>(0.0); text[b] = vec3<f32>(0.0); }
+  for (var k = 0u; k < NMOTOR; k++) {
     let a = MOTORS[k];
     let j = u32(ACT_JOINT[a]);
     let s1 = gather_side(JNT_PARENT[j]);
@@ -483,7 +479,7 @@ fn motor_loads() {
 // semi-implicit Euler with the gyroscopic term (oracle/integrate.py; M20 Alg. 2 lines 5-9, eq. 27)
 fn integrate(h: f32) {
   let g = p3(OFF_GRAVITY);
-  for (var b = 0u; b < NBODY + rz; b++) {
+  for (var b = 0u; b < NBODY; b++) {
     let im = p1(OFF_BODY_INV_MASS + b);
     let ii = p3(OFF_BODY_INV_INERTIA + 3u * b);
     let acc = g * select(0.0, 1.0, im > 0.0) + fext[b] * im;
@@ -504,7 +500,7 @@ fn integrate(h: f32) {
 // one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body
 // average
 fn solve(h: f32) {
-  for (var k = 0u; k < NJOINT + rz; k++) {
+  for (var k = 0u; k < NJOINT; k++) {
     let j = JOINT_ORDER[k];  // registry order, then joint index
     let s1 = split_side(JNT_PARENT[j]);
     let s2 = split_side(JNT_CHILD[j]);
@@ -517,16 +513,16 @@ fn solve(h: f32) {
     else { c = slide(j, s1, s2, h); }
     jc[j] = c;
   }
-  for (var i = 0u; i < NSLOT + rz; i++) { contact(i); }
-  for (var b = 0u; b < NBODY + rz; b++) {
+  for (var i = 0u; i < NSLOT; i++) { contact(i); }
+  for (var b = 0u; b < NBODY; b++) {
     // parent sides in joint order, then child sides (oracle/solve.py body_sum); then the contacts' (contact_sum)
     var dx = vec3<f32>(0.0);
     var dth = vec3<f32>(0.0);
-    for (var k = 0u; k < NJOINT + rz; k++) {
+    for (var k = 0u; k < NJOINT; k++) {
       let j = JOINT_ORDER[k];
       if (JNT_PARENT[j] == i32(b)) { dx = dx + jc[j].dx1; dth = dth + jc[j].dth1; }
     }
-    for (var k = 0u; k < NJOINT + rz; k++) {
+    for (var k = 0u; k < NJOINT; k++) {
       let j = JOINT_ORDER[k];
       if (JNT_CHILD[j] == i32(b)) { dx = dx + jc[j].dx2; dth = dth + jc[j].dth2; }
     }
@@ -547,13 +543,13 @@ fn solve(h: f32) {
 
 // v = D/h, w = TH/h (oracle/velocity.py recover; M20 Alg. 2 lines 13-15)
 fn recover(h: f32) {
-  for (var b = 0u; b < NBODY + rz; b++) { bv[b] = bd[b] / h; bw[b] = bth[b] / h; }
+  for (var b = 0u; b < NBODY; b++) { bv[b] = bd[b] / h; bw[b] = bth[b] / h; }
 }
 
 
 // joint damping and velocity drives as implicit impulses (oracle/velocity.py joint_damping; M20 eq. 36)
 fn joint_damping(h: f32) {
-  for (var k = 0u; k < NJOINT + rz; k++) {
+  for (var k = 0u; k < NJOINT; k++) {
     let j = JOINT_ORDER[k];  // distance joints carry no damping
     let t = JNT_TYPE[j];
     if (t == DISTANCE) { jc[j] = zero_corr(); continue; }
@@ -580,14 +576,14 @@ fn joint_damping(h: f32) {
     if (t == SLIDE) { jc[j] = Correction(p * s1.im, vec3<f32>(0.0), -(p * s2.im), vec3<f32>(0.0)); }
     else { jc[j] = Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p)); }
   }
-  for (var b = 0u; b < NBODY + rz; b++) {
+  for (var b = 0u; b < NBODY; b++) {
     var dv = vec3<f32>(0.0);
     var dw = vec3<f32>(0.0);
-    for (var k = 0u; k < NJOINT + rz; k++) {
+    for (var k = 0u; k < NJOINT; k++) {
       let j = JOINT_ORDER[k];
       if (JNT_PARENT[j] == i32(b)) { dv = dv + jc[j].dx1; dw = dw + jc[j].dth1; }
     }
-    for (var k = 0u; k < NJOINT + rz; k++) {
+    for (var k = 0u; k < NJOINT; k++) {
       let j = JOINT_ORDER[k];
       if (JNT_CHILD[j] == i32(b)) { dv = dv + jc[j].dx2; dw = dw + jc[j].dth2; }
     }
@@ -602,9 +598,9 @@ fn substep(h: f32) {
   motor_loads();
   integrate(h);
   if (NSLOT > 0u) { narrowphase(); }
-  for (var i = 0u; i < NLAM_ARR + rz; i++) { lam[i] = 0.0; }
-  for (var i = 0u; i < NSLOT + rz; i++) { sv3(sl(i) + 25u, vec3<f32>(0.0)); }
-  for (var it = 0u; it < ITERATIONS + rz; it++) { if (NJOINT + NSLOT > 0u) { solve(h); } }
+  for (var i = 0u; i < NLAM_ARR; i++) { lam[i] = 0.0; }
+  for (var i = 0u; i < NSLOT; i++) { sv3(sl(i) + 25u, vec3<f32>(0.0)); }
+  for (var it = 0u; it < ITERATIONS; it++) { if (NJOINT + NSLOT > 0u) { solve(h); } }
   recover(h);
   if (NSLOT > 0u) { contact_velocity(h); }
   if (DAMPING) { joint_damping(h); }
@@ -614,12 +610,14 @@ fn substep(h: f32) {
 fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>) {
   let e = gid.x;
   if (e >= BATCH) { return; }
-  rz = u32(max(-abs(prm[0]), 0.0));   // prm[0] is gravity.x: any value gives 0
   sb = e * SCR;
   mb = select(0u, e, MODEL_BATCHED) * NPARAM;
   cb = e * NCTRL;
   let base = e * NBODY * 13u;
-  for (var b = 0u; b < NBODY + rz; b++) {
+  // the load and store loops take the constant bound NBODY, not NBODY + rz: with the rz bound lavapipe ran the
+  // store loop once (body 0 only) in stacks of >= 8 boxes, leaving the other bodies' rows unwritten (a miscompile;
+  // these loops are cheap to unroll)
+  for (var b = 0u; b < NBODY; b++) {
     let o = base + 13u * b;
     bx[b] = vec3<f32>(inp[o], inp[o + 1u], inp[o + 2u]);
     bq[b] = Quat(inp[o + 3u], vec3<f32>(inp[o + 4u], inp[o + 5u], inp[o + 6u]));
@@ -628,9 +626,9 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   for (var k = 0u; k < NSTEPS; k++) {
     if (NSLOT > 0u) { broadphase(); }   // once per step, on the step's starting state (M20 sec. 3.5)
-    for (var s = 0u; s < SUBSTEPS + rz; s++) { substep(H); }
+    for (var s = 0u; s < SUBSTEPS; s++) { substep(H); }
   }
-  for (var b = 0u; b < NBODY + rz; b++) {
+  for (var b = 0u; b < NBODY; b++) {
     let o = base + 13u * b;
     outp[o] = bx[b].x; outp[o + 1u] = bx[b].y; outp[o + 2u] = bx[b].z;
     outp[o + 3u] = bq[b].w; outp[o + 4u] = bq[b].v.x; outp[o + 5u] = bq[b].v.y; outp[o + 6u] = bq[b].v.z;
