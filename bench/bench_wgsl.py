@@ -11,6 +11,7 @@ stack10: no box moved more than 1 mm) or the figure is marked failed. Results go
 """
 from __future__ import annotations
 import argparse
+import importlib.metadata
 import json
 import platform
 import statistics
@@ -18,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 import numpy as np
-import tinygrad
 from tinygrad import Device
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,8 +103,8 @@ def main(argv=None) -> int:
               flush=True)
   overhead = dispatch_overhead() if "wgsl-WEBGPU" in args.configs else None
   if overhead is not None: print(f"wgsl dispatch overhead: {overhead * 1e3:.2f} ms per call (1 env, 1 step)")
-  meta = {"python": platform.python_version(), "tinygrad": tinygrad.__version__, "numpy": np.__version__,
-          "machine": platform.processor() or platform.machine(),
+  meta = {"python": platform.python_version(), "tinygrad": importlib.metadata.version("tinygrad"),
+          "numpy": np.__version__, "machine": platform.processor() or platform.machine(),
           "dispatch_overhead_s": overhead, "time": time.strftime("%Y-%m-%d %H:%M:%S")}
   Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1))
   return 0
