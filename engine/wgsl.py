@@ -163,9 +163,4 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
                 threads=B, scratch=(B, scr))
 
 
-def launch_dims(batch: int) -> tuple[int, int]:
-  """(workgroups, invocations per workgroup) of one launch for `batch` envs: one invocation per env."""
-  return (batch + WORKGROUP - 1) // WORKGROUP, WORKGROUP
-
-
-__all__ = ["step", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "launch_dims"]
+__all__ = ["step", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK"]

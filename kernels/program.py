@@ -1,4 +1,4 @@
-"""The WGSL step kernel for one Model: its source (kernels/xpbd_step.wgsl behind a generated header of the scene's
+"""The WGSL step kernel for one Model: its source (the kernels/*.wgsl files behind a generated header of the scene's
 constants) and the Model's tensors packed into the one parameter buffer the kernel reads.
 
 Topology (counts, joint types, parents, children, actuator wiring) is static in the oracle too, so it becomes WGSL
@@ -25,9 +25,9 @@ PAIR_KINDS = (("plane", "sphere"), ("plane", "capsule"), ("plane", "box"), ("sph
               ("capsule", "capsule"), ("sphere", "box"), ("capsule", "box"), ("box", "box"))
 WORKGROUP = 64   # invocations (envs) per workgroup
 # the kernel's source files, concatenated into one program (WGSL resolves names module-wide, in any order)
-SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in ("math3.wgsl", "xpbd_step.wgsl",
-                                                                            "narrowphase.wgsl"))
-SOURCE = SOURCES[1]
+NARROWPHASE_FILES = ("math3.wgsl", "narrowphase.wgsl", "box.wgsl")   # the pair functions, testable alone
+SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in ("xpbd_step.wgsl", "joints.wgsl", "contacts.wgsl",
+                                                                            *NARROWPHASE_FILES))
 
 
 class Unsupported(NotImplementedError):
@@ -63,10 +63,9 @@ def pack_params(model: Model) -> Tensor:
 
 
 def _arr(kind: str, values: list) -> str:
-  """A WGSL array value; kind u32, i32, f32, or vec2<i32> / vec3<i32> with tuples as values. The header declares
-  tables as `var<private>` initialised with it, not `const`: a const array indexed at run time is materialised as a
-  function-local copy at every access (SPIR-V has no indexable constants), which made a stack10 step with its
-  260-slot tables run for minutes on lavapipe."""
+  """A WGSL array value; kind u32, i32, f32, or vec2<i32> / vec3<i32> with tuples as values. Only the small
+  per-joint tables are WGSL arrays; the contact tables, which grow with the scene, go to the `tab` buffer (lavapipe
+  compiles a dynamically indexed array into a select over every element)."""
   if kind.startswith("vec"):
     n = int(kind[3])
     vals = [f"{kind}({', '.join(str(int(x)) for x in v)})" for v in values] or [f"{kind}({', '.join(['0'] * n)})"]
@@ -149,7 +148,7 @@ def header(model: Model, batch: int, steps: int, damping: bool) -> str:
             f"const MODEL_BATCHED: bool = {str(model_batch(model) > 1).lower()};",
             _table("JNT_TYPE", "u32", [JOINT_TYPES.index(t) for t in model.jnt_type]),
             _table("JNT_PARENT", "i32", list(model.jnt_parent)), _table("JNT_CHILD", "i32", list(model.jnt_child)),
-            _table("JOINT_ORDER", "u32", order), _table("SPLIT", "f32", [_f(max(n, 1)) for n in counts]),
+            _table("JOINT_ORDER", "u32", order),
             _table("COUNTS", "f32", [_f(n) for n in counts]), _table("JNT_POS_SERVO", "i32", servo("position")),
             _table("JNT_VEL_SERVO", "i32", servo("velocity")), _table("ACT_JOINT", "i32", list(model.act_joint)),
             _table("MOTORS", "u32", motors),

@@ -24,6 +24,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 import engine.wgsl as wgsl
 from engine.npquat import quat_mul, quat_rotate
+from kernels.program import NARROWPHASE_FILES
 from oracle.collide import NARROWPHASE, Geom
 from oracle.math3 import V3, Quat
 
@@ -38,7 +39,7 @@ KINDS = list(NARROWPHASE)
 
 
 def wgsl_source() -> str:
-  return "".join(open(os.path.join(KERNELS, f)).read() + "\n" for f in ("math3.wgsl", "narrowphase.wgsl"))
+  return "".join(open(os.path.join(KERNELS, f)).read() + "\n" for f in NARROWPHASE_FILES)
 
 
 def ported() -> dict[tuple[str, str], str]:
@@ -359,7 +360,7 @@ def agree(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("kind", KINDS, ids=[f"{a}_{b}" for a, b in KINDS])
 def test_parity_narrowphase(gpu, kind):
   name, k = NARROWPHASE[kind][0].__name__, NARROWPHASE[kind][1]
-  assert kind in gpu, f"kernels/narrowphase.wgsl has no `fn {name}(`: port the pair function"
+  assert kind in gpu, f"kernels/narrowphase.wgsl or box.wgsl has no `fn {name}(`: port the pair function"
   rows, full = gpu[kind]
   out = full[:, :k]
   assert np.isnan(full[:, k:]).all(), f"{name} wrote past its {k} slots"
