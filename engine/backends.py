@@ -39,7 +39,14 @@ BACKENDS = tuple(ADVANCE)
 DEFAULT_DEVICE = {"wgsl": "WEBGPU"}   # where a backend's model lives when the caller names no device
 
 
-def check_backend(backend: str, model: Model) -> None:
-  """A clear error for an unknown backend, or one the model (or this machine) cannot run."""
+def check_name(backend: str, differentiable: bool = False) -> None:
+  """A clear error for an unknown backend name, or for differentiable=True on a backend without autograd."""
   if backend not in ADVANCE: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
+  if differentiable and backend != "oracle":
+    raise ValueError(f"differentiable=True: only the oracle backend builds an autograd graph, not {backend!r}")
+
+
+def check_backend(backend: str, model: Model, differentiable: bool = False) -> None:
+  """check_name, then a clear error if the model (or this machine) cannot run on the backend."""
+  check_name(backend, differentiable)
   PREPARE[backend](model)

@@ -10,7 +10,7 @@ from tinygrad import Tensor, TinyJit, dtypes
 from engine import rng
 from engine.kinematics import forward_kinematics, rest
 from engine.scene import load_scene
-from engine.backends import ADVANCE, BACKENDS, DEFAULT_DEVICE, check_backend
+from engine.backends import ADVANCE, DEFAULT_DEVICE, check_backend, check_name
 from engine.simulator import check_ctrl
 from engine.spaces import Box
 from engine.tasks import SCENES, get_task
@@ -64,13 +64,11 @@ class EnvCore:
                differentiable: bool = False, dtype=dtypes.float32, backend: str = "oracle"):
     if not (isinstance(num_envs, int) and num_envs >= 1):
       raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
-    if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
-    if differentiable and backend != "oracle":
-      raise ValueError(f"differentiable=True: only the oracle backend builds an autograd graph, not {backend!r}")
+    check_name(backend, differentiable)
     cls = get_task(task)
     device = device or DEFAULT_DEVICE.get(backend)
     self.model = load_scene(SCENES / cls.scene, dtype=dtype, device=device)
-    check_backend(backend, self.model)
+    check_backend(backend, self.model, differentiable)
     self.task, self.num_envs, self.differentiable, self.backend = cls(self.model), num_envs, differentiable, backend
     self.device = self.model.body_inv_mass.device
     self.damping = has_damping(self.model)
@@ -239,7 +237,7 @@ INFO_KEYS = ("final_obs", "episode_return", "episode_length", "done", "nonfinite
 def make_env(task: str, num_envs: int = 1, backend: str = "oracle", device: str | None = None,
              seed: int | None = None, randomize: dict | None = None, **task_kwargs) -> VecEnv:
   """A VecEnv of `num_envs` copies of a task (engine.tasks: cartpole, pendulum_swingup, reacher, ...)."""
-  if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
+  check_name(backend)
   if task_kwargs: raise TypeError(f"make_env: unknown task options {sorted(task_kwargs)}")
   return VecEnv(EnvCore(task, num_envs, device=device, randomize=randomize, backend=backend), seed=seed)
 

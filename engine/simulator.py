@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
 from oracle.packed import ANGVEL, POS, QUAT, VEL, pack_state, unpack_state
-from engine.backends import ADVANCE, BACKENDS, check_backend
+from engine.backends import ADVANCE, check_backend, check_name
 from oracle.step import step_packed
 from oracle.types import Model, State
 from oracle.velocity import has_damping
@@ -13,7 +13,7 @@ class Simulator:
   """Steps `batch` copies of a scene.
 
   model: from engine.load_scene. backend: "oracle" (pure tinygrad, any device) or "wgsl" (the WGSL step kernel on
-  the WEBGPU device: load the model with device="WEBGPU"; joints and actuators, no contacts yet). engine/backends.py.
+  the WEBGPU device: load the model with device="WEBGPU"; float32, no autograd). engine/backends.py, docs/wgsl.md.
   device: tinygrad device of the model's tensors (default: where the model lives).
   steps_per_call: env-steps fused into one TinyJit call; amortises ~1 ms of Python per call at small batch, but the
     first call's compile time grows with it (tinygrad schedules every substep), so keep it 1 unless steps are many.
@@ -24,7 +24,7 @@ class Simulator:
 
   def __init__(self, model: Model, batch: int = 1, backend: str = "oracle", device: str | None = None,
                steps_per_call: int = 1, differentiable: bool = False):
-    if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
+    check_name(backend, differentiable)
     if not (isinstance(batch, int) and batch >= 1): raise ValueError(f"batch: expected a positive int, got {batch!r}")
     if not (isinstance(steps_per_call, int) and steps_per_call >= 1):
       raise ValueError(f"steps_per_call: expected a positive int, got {steps_per_call!r}")
@@ -34,9 +34,7 @@ class Simulator:
       raise ValueError(f"device: the model lives on {model.body_inv_mass.device}, not {self.device}; "
                        f"load it with engine.load_scene(..., device={self.device!r})")
     self.steps_per_call, self.differentiable = steps_per_call, differentiable
-    if differentiable and backend != "oracle":
-      raise ValueError(f"differentiable=True: only the oracle backend builds an autograd graph, not {backend!r}")
-    check_backend(backend, model)
+    check_backend(backend, model, differentiable)
     Tensor.realize(*model.tensors().values())
     self.damping = has_damping(model)
     self.hashed = bool(model.pair_capacity)   # pairs come from the broadphase, which has a capacity
