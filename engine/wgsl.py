@@ -11,6 +11,7 @@ Everything that touches tinygrad's alpha custom-kernel API or its WebGPU runtime
 """
 from __future__ import annotations
 import os
+import warnings
 from tinygrad import Device, Tensor, dtypes
 from tinygrad.uop.ops import KernelInfo, Ops, ProgramInfo, UOp
 from kernels.program import WORKGROUP, check_supported, contact_tables, model_batch, pack_params, source
@@ -36,6 +37,42 @@ def require_webgpu() -> None:
       "adapter: a GPU driver, or Mesa's CPU driver lavapipe (Debian/Ubuntu: apt-get install mesa-vulkan-drivers "
       "libvulkan1).") from None
   _install_pipeline_cache()
+
+
+def adapter() -> str:
+  """The WEBGPU device's adapter as Dawn describes it, e.g. 'llvmpipe (LLVM 15.0.6, 256 bits): llvmpipe: Mesa 22.3.6
+  (LLVM 15.0.6) 0.0.1' (for bench records and for the driver check below)."""
+  import ctypes
+  from tinygrad.runtime.autogen import webgpu as wg
+  require_webgpu()
+  info = wg.WGPUAdapterInfo()
+  wg.wgpuDeviceGetAdapterInfo(Device["WEBGPU"].device_res, info)
+  def text(v): return ctypes.string_at(v.data, v.length).decode(errors="replace") if v.data and v.length else ""
+  return f"{text(info.device)}: {text(info.description)}"
+
+
+def mesa_version() -> tuple[int, int] | None:
+  """(major, minor) of the Mesa driver behind the adapter (lavapipe on a CPU machine), None for other drivers."""
+  import re
+  m = re.search(r"Mesa (\d+)\.(\d+)", adapter())
+  return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+# lavapipe before this Mesa miscompiles the step kernel for scenes with many box-box contact slots (stack10, pile:
+# a loop over 8 bodies ran once; velocities off by up to 2 rad/s). Measured bad: 22.3.6 (Debian 12); measured good:
+# 25.0.7 (bookworm-backports, same LLVM 15.0.6), and the NVIDIA H100 driver. .ci/sysdeps installs a good one.
+MESA_GOOD = (25, 0)
+MISCOMPILE_SLOTS = 64   # contact slots above which check_model warns (the scenes that pass on 22.3 have <= 15)
+
+
+def known_miscompile() -> str | None:
+  """Why this adapter is known to run the kernel wrongly for contact-heavy scenes, or None."""
+  v = mesa_version()
+  if v is not None and v < MESA_GOOD:
+    return (f"Mesa {v[0]}.{v[1]} lavapipe miscompiles the step kernel for contact-heavy scenes; Mesa >= "
+            f"{MESA_GOOD[0]}.{MESA_GOOD[1]} runs it right (Debian 12: mesa-vulkan-drivers from bookworm-backports, "
+            "which .ci/sysdeps installs as root)")
+  return None
 
 
 # --- the pipeline cache ---
@@ -147,6 +184,8 @@ def check_model(model: Model) -> None:
   if model.body_inv_mass.device != "WEBGPU":
     raise ValueError(f"backend='wgsl': the model lives on {model.body_inv_mass.device}; load it with "
                      "engine.load_scene(..., device='WEBGPU')")
+  if int(contact_tables(model)[0]["NSLOT"].rstrip("u")) > MISCOMPILE_SLOTS and (why := known_miscompile()):
+    warnings.warn(f"{model.name}: results may be wrong on this adapter: {why}", RuntimeWarning, stacklevel=3)
 
 
 def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None
