@@ -19,8 +19,8 @@ def dump():
   for name in SCENES:
     d = load_scene_dict(f"scenes/{name}.json")
     p, c = kicked_states(build_model(d), 4, 0, 0.5)
-    out[f"{name}_in"], out[f"{name}_ref"] = p, run(d, "oracle", p, c, 1)
-    out[f"{name}_truth"] = run(d, "oracle", p, c, 1, dtype=dtypes.float64)
+    out[f"{name}_in"], out[f"{name}_ref"] = p, run(d, "oracle", [(p, c, 1)])[0]
+    out[f"{name}_truth"] = run(d, "oracle", [(p, c, 1)], dtype=dtypes.float64)[0]
   np.savez(".gl/parity_ref.npz", **out)
 
 

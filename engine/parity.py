@@ -36,47 +36,62 @@ def kicked_states(model, batch: int, seed: int, noise: float) -> tuple[np.ndarra
   return p, rng.uniform(mid - half, mid + half, size=(batch, model.nact))
 
 
-def run(scene: dict, backend: str, packed: np.ndarray, ctrl, steps: int, dtype=dtypes.float32,
-        device: str | None = None) -> np.ndarray:
-  """The packed state after `steps` env-steps (float64 numpy)."""
+def run(scene: dict, backend: str, cases: list[tuple[np.ndarray, np.ndarray | None, int]], dtype=dtypes.float32,
+        device: str | None = None) -> list[np.ndarray]:
+  """Per case (packed, ctrl, steps), the packed state after `steps` env-steps (float64 numpy). One Simulator serves
+  every case, so the step is compiled once."""
   model = build_model(scene, dtype, device)
   np_dt = np.float32 if dtype == dtypes.float32 else np.float64
-  sim = Simulator(model, packed.shape[0], backend=backend)
-  state = unpack_state(Tensor(packed.astype(np_dt), device=sim.device),
-                       Tensor(np.zeros(packed.shape[0], np_dt), device=sim.device))
-  u = None if ctrl is None else Tensor(ctrl.astype(np_dt), device=sim.device)
-  out = sim.rollout(state, steps, ctrl=u)
-  return np.concatenate([t.numpy() for t in (out.body_pos, out.body_quat, out.body_vel, out.body_angvel)],
-                        axis=-1).astype(np.float64)
+  sim = Simulator(model, cases[0][0].shape[0], backend=backend)
+  out = []
+  for packed, ctrl, steps in cases:
+    state = unpack_state(Tensor(packed.astype(np_dt), device=sim.device),
+                         Tensor(np.zeros(packed.shape[0], np_dt), device=sim.device))
+    u = None if ctrl is None else Tensor(ctrl.astype(np_dt), device=sim.device)
+    end = sim.rollout(state, steps, ctrl=u)
+    out.append(np.concatenate([t.numpy() for t in (end.body_pos, end.body_quat, end.body_vel, end.body_angvel)],
+                              axis=-1).astype(np.float64))
+  return out
 
 
-def compare(src, steps: int = 1, batch: int = 4, seed: int = 0, noise: float = 0.5) -> dict[str, dict[str, float]]:
-  """Per state field: max |wgsl - oracle32| ("diff"), max |oracle32 - oracle64| ("oracle_err"), max |wgsl -
-  oracle64| ("wgsl_err") and wgsl_err - oracle_err ("excess"), after `steps` env-steps. src: a scene path or dict."""
+Result = dict[str, dict[str, float]]
+
+
+def compare_cases(src, cases: list[tuple[int, float]], batch: int = 4, seed: int = 0) -> list[Result]:
+  """Per case (steps, noise), per state field: max |wgsl - oracle32| ("diff"), max |oracle32 - oracle64|
+  ("oracle_err"), max |wgsl - oracle64| ("wgsl_err") and wgsl_err - oracle_err ("excess"), after `steps` env-steps
+  from kicked_states(noise). Every backend and dtype compiles once for all cases. src: a scene path or dict."""
   scene = load_scene_dict(src)
   model = build_model(scene)
   check_supported(model)   # before the oracle's compiles: a scene the kernel cannot run fails at once
-  packed, ctrl = kicked_states(model, batch, seed, noise)
-  ref = run(scene, "oracle", packed, ctrl, steps)
-  truth = run(scene, "oracle", packed, ctrl, steps, dtype=dtypes.float64)
-  got = run(scene, "wgsl", packed, ctrl, steps, device="WEBGPU")
-  out = {}
-  for name, sl in FIELDS.items():
-    diff, oerr, werr = (float(np.abs(a[..., sl] - b[..., sl]).max())
-                        for a, b in ((got, ref), (ref, truth), (got, truth)))
-    out[name] = {"diff": diff, "oracle_err": oerr, "wgsl_err": werr, "excess": werr - oerr}
+  runs = [(*kicked_states(model, batch, seed, noise), steps) for steps, noise in cases]
+  ref = run(scene, "oracle", runs)
+  truth = run(scene, "oracle", runs, dtype=dtypes.float64)
+  got = run(scene, "wgsl", runs, device="WEBGPU")
+  out = []
+  for g, r, t in zip(got, ref, truth):
+    res = {}
+    for name, sl in FIELDS.items():
+      diff, oerr, werr = (float(np.abs(a[..., sl] - b[..., sl]).max()) for a, b in ((g, r), (r, t), (g, t)))
+      res[name] = {"diff": diff, "oracle_err": oerr, "wgsl_err": werr, "excess": werr - oerr}
+    out.append(res)
   return out
+
+
+def compare(src, steps: int = 1, batch: int = 4, seed: int = 0, noise: float = 0.5) -> Result:
+  """compare_cases for one case."""
+  return compare_cases(src, [(steps, noise)], batch, seed)[0]
 
 
 def main(scenes: list[str], steps: tuple[int, ...] = (1, 100)) -> None:
   """Print the parity table of `python -m engine parity [SCENE...]`."""
   print(f"{'scene':24s} {'steps':>5s} {'field':12s} {'|wgsl-oracle|':>14s} {'oracle32 err':>13s} {'wgsl err':>10s}")
   for path in scenes:
-    for n in steps:
-      try:
-        res = compare(path, steps=n)
-      except NotImplementedError as e:
-        print(f"{str(path):24s} {n:5d} skipped: {e}")
-        break
+    try:
+      results = compare_cases(path, [(n, 0.5) for n in steps])
+    except NotImplementedError as e:
+      print(f"{str(path):24s} skipped: {e}")
+      continue
+    for n, res in zip(steps, results):
       for field, r in res.items():
         print(f"{str(path):24s} {n:5d} {field:12s} {r['diff']:14.3e} {r['oracle_err']:13.3e} {r['wgsl_err']:10.3e}")
