@@ -55,19 +55,26 @@ def run(scene: dict, backend: str, cases: list[tuple[np.ndarray, np.ndarray | No
 
 
 Result = dict[str, dict[str, float]]
+JUDGE_BELOW = 1e-5   # differences (m, m/s, rad/s) that need no float64 judge
 
 
-def compare_cases(src, cases: list[tuple[int, float]], batch: int = 4, seed: int = 0) -> list[Result]:
+def compare_cases(src, cases: list[tuple[int, float]], batch: int = 4, seed: int = 0, judge: bool = True
+                  ) -> list[Result]:
   """Per case (steps, noise), per state field: max |wgsl - oracle32| ("diff"), max |oracle32 - oracle64|
   ("oracle_err"), max |wgsl - oracle64| ("wgsl_err") and wgsl_err - oracle_err ("excess"), after `steps` env-steps
-  from kicked_states(noise). Every backend and dtype compiles once for all cases. src: a scene path or dict."""
+  from kicked_states(noise). Every backend and dtype compiles once for all cases. src: a scene path or dict.
+  judge=False runs the float64 oracle only when some field differs by more than JUDGE_BELOW (the tests: it is the
+  most expensive compile); otherwise oracle_err and wgsl_err read NaN."""
   scene = load_scene_dict(src)
   model = build_model(scene)
   check_supported(model)   # before the oracle's compiles: a scene the kernel cannot run fails at once
   runs = [(*kicked_states(model, batch, seed, noise), steps) for steps, noise in cases]
   ref = run(scene, "oracle", runs)
-  truth = run(scene, "oracle", runs, dtype=dtypes.float64)
   got = run(scene, "wgsl", runs, device="WEBGPU")
+  if judge or any(np.abs(g - r).max() > JUDGE_BELOW for g, r in zip(got, ref)):
+    truth = run(scene, "oracle", runs, dtype=dtypes.float64)
+  else:
+    truth = [np.full_like(r, np.nan) for r in ref]
   out = []
   for g, r, t in zip(got, ref, truth):
     res = {}
@@ -78,9 +85,9 @@ def compare_cases(src, cases: list[tuple[int, float]], batch: int = 4, seed: int
   return out
 
 
-def compare(src, steps: int = 1, batch: int = 4, seed: int = 0, noise: float = 0.5) -> Result:
+def compare(src, steps: int = 1, batch: int = 4, seed: int = 0, noise: float = 0.5, judge: bool = True) -> Result:
   """compare_cases for one case."""
-  return compare_cases(src, [(steps, noise)], batch, seed)[0]
+  return compare_cases(src, [(steps, noise)], batch, seed, judge)[0]
 
 
 def main(scenes: list[str], steps: tuple[int, ...] = (1, 100)) -> None:
