@@ -4,15 +4,20 @@
   python bench/bench_wgsl.py                      # pendulum x256, x4096 and stack10 x64 (this machine: lavapipe)
   python bench/bench_wgsl.py --gpu                # pendulum x65536 and stack10 x4096 as well (a real GPU)
   python bench/bench_wgsl.py --only pendulum:256 --configs wgsl-WEBGPU
+  python bench/bench_wgsl.py --lanes              # the kernel alone at LANES 1, 32, 64: stack10 x64, pendulum x256,
+                                                  # and at LANES 1, 32: stack10 x1, x4
 
 env-steps/s = batch x steps / wall seconds after a warm-up call, median of 3 runs; the first call (compile) is
 reported separately, and each run's final state must pass the scene's physical check (pendulum: anchor error < 1 mm,
-stack10: no box moved more than 1 mm) or the figure is marked failed. Results go to bench/results_wgsl.json.
+stack10: no box moved more than 1 mm) or the figure is marked failed. Results go to bench/results_wgsl.json (the
+lanes comparison under "lanes", or "lanes_lp_num_threads_N" when lavapipe's LP_NUM_THREADS is set, the rest under
+"meta" and "results"; each mode keeps the other's numbers).
 """
 from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
+import os
 import platform
 import statistics
 import sys
@@ -37,8 +42,12 @@ def physical_check(name: str, model, start, end) -> tuple[bool, float]:
   return drift < 1e-3, drift
 
 
-def run(name: str, batch: int, config: str, steps: int, per_call: int) -> dict:
+def run(name: str, batch: int, config: str, steps: int, per_call: int, lanes: int | None = None) -> dict:
+  """lanes: invocations per env of the kernel (engine.wgsl.LANES); None: its per-scene default."""
   backend, device = CONFIGS[config]
+  if lanes is not None:
+    from engine import wgsl
+    wgsl.LANES = lanes
   model = load_scene(ROOT / "scenes" / f"{name}.json", device=device)
   sim = Simulator(model, batch, backend=backend, steps_per_call=per_call)
   state = sim.reset()
@@ -55,8 +64,8 @@ def run(name: str, batch: int, config: str, steps: int, per_call: int) -> dict:
   ok, err = physical_check(name, model, state, end)
   wall = statistics.median(walls)
   return {"scene": name, "batch": batch, "config": config, "steps": steps, "steps_per_call": per_call,
-          "env_steps_per_s": batch * steps / wall, "wall_s": wall, "compile_s": compile_s, "check_ok": ok,
-          "check_value": err}
+          **({} if lanes is None else {"lanes": lanes}), "env_steps_per_s": batch * steps / wall, "wall_s": wall,
+          "compile_s": compile_s, "check_ok": ok, "check_value": err}
 
 
 def dispatch_overhead(calls: int = 50) -> float:
@@ -70,13 +79,44 @@ def dispatch_overhead(calls: int = 50) -> float:
   return (time.perf_counter() - t0) / calls
 
 
+def lanes_comparison(items: list[tuple[str, int, tuple[int, ...]]]) -> dict:
+  """The WGSL kernel alone at each LANES (invocations per env: 1 is one env per invocation, more is one env per
+  workgroup) for each (scene, batch, lanes values), same run, 20 steps (10 per call) per timing."""
+  from engine import wgsl
+  old, results = wgsl.LANES, []
+  for name, batch, values in items:
+    for lanes in values:
+      r = run(name, batch, "wgsl-WEBGPU", 20, 10, lanes)
+      results.append(r)
+      print(f"{name:9s} x{batch:<6d} lanes {lanes:3d} {r['env_steps_per_s']:>12,.0f} env-steps/s  compile "
+            f"{r['compile_s']:6.1f} s  check {'ok' if r['check_ok'] else 'FAILED'} ({r['check_value']:.1e})",
+            flush=True)
+  wgsl.LANES = old
+  return {"adapter": wgsl.adapter(), "cpus": os.cpu_count(), "lp_num_threads": os.environ.get("LP_NUM_THREADS"),
+          "load_average": os.getloadavg(), "time": time.strftime("%Y-%m-%d %H:%M:%S"), "results": results}
+
+
+def save(path: Path, **keys) -> None:
+  """Write `keys` into the JSON file at path, keeping its other keys (the other mode's numbers)."""
+  old = json.loads(path.read_text()) if path.exists() else {}
+  path.write_text(json.dumps({**old, **keys}, indent=1))
+
+
 def main(argv=None) -> int:
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   p.add_argument("--gpu", action="store_true", help="add the large GPU batches")
   p.add_argument("--only", nargs="*", help="scene:batch items (default: the protocol's list)")
   p.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
   p.add_argument("--out", default=str(ROOT / "bench" / "results_wgsl.json"))
+  p.add_argument("--lanes", action="store_true", help="only the LANES comparison (stack10 x1, x4, x64, pendulum "
+                 "x256; with --gpu also stack10 x4096)")
   args = p.parse_args(argv)
+  if args.lanes:   # lavapipe's thread count (LP_NUM_THREADS) changes the picture: its runs get their own key
+    key = "lanes" + (f"_lp_num_threads_{os.environ['LP_NUM_THREADS']}" if "LP_NUM_THREADS" in os.environ else "")
+    items = [("stack10", 64, (1, 32, 64)), ("pendulum", 256, (1, 32, 64)), ("stack10", 1, (1, 32)),
+             ("stack10", 4, (1, 32))] + ([("stack10", 4096, (1, 32, 64))] if args.gpu else [])
+    save(Path(args.out), **{key: lanes_comparison(items)})
+    return 0
   items = [("pendulum", 256), ("pendulum", 4096), ("stack10", 64)] + ([("pendulum", 65536), ("stack10", 4096)]
                                                                        if args.gpu else [])
   if args.only: items = [(s.split(":")[0], int(s.split(":")[1])) for s in args.only]
@@ -106,7 +146,7 @@ def main(argv=None) -> int:
   meta = {"python": platform.python_version(), "tinygrad": importlib.metadata.version("tinygrad"),
           "numpy": np.__version__, "machine": platform.processor() or platform.machine(),
           "dispatch_overhead_s": overhead, "time": time.strftime("%Y-%m-%d %H:%M:%S")}
-  Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+  save(Path(args.out), meta=meta, results=results)
   return 0
 
 

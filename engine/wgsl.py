@@ -8,18 +8,22 @@ Everything that touches tinygrad's alpha custom-kernel API or its WebGPU runtime
 - `CHECK`: when true (the tests set it), every launch runs inside a WebGPU validation error scope and raises on an
   error, and outputs are poisoned with NaN before the launch. Dawn's dispatch-time validation errors are otherwise
   silent: the output would keep whatever the buffer held.
+- `LANES`: invocations per env for every step launch (None: kernels.program.default_lanes per scene, batch and
+  adapter; the tests and the bench force 1 or more to compare layouts). Environment variable TINYXPBD_WGSL_LANES.
 """
 from __future__ import annotations
 import os
 import warnings
+from functools import lru_cache
 from tinygrad import Device, Tensor, dtypes
 from tinygrad.uop.ops import KernelInfo, Ops, ProgramInfo, UOp
-from kernels.program import WORKGROUP, check_supported, contact_tables, model_batch, pack_params, source
+from kernels.program import (MAX_WORKGROUPS, WORKGROUP, check_supported, contact_tables, default_lanes, model_batch,
+                             pack_params, source, workgroup_size)
 from oracle.types import Model
 
 CHECK = os.environ.get("TINYXPBD_WGSL_CHECK", "0") == "1"
+LANES: int | None = int(os.environ.get("TINYXPBD_WGSL_LANES", "0")) or None
 ENTRY = "xpbd_step"
-MAX_WORKGROUPS = 65535   # per dispatch dimension (WebGPU's maxComputeWorkgroupsPerDimension default)
 
 
 class WebGPUUnavailable(RuntimeError):
@@ -39,16 +43,28 @@ def require_webgpu() -> None:
   _install_pipeline_cache()
 
 
-def adapter() -> str:
-  """The WEBGPU device's adapter as Dawn describes it, e.g. 'llvmpipe (LLVM 15.0.6, 256 bits): llvmpipe: Mesa 22.3.6
-  (LLVM 15.0.6) 0.0.1' (for bench records and for the driver check below)."""
-  import ctypes
+def _adapter_info():
   from tinygrad.runtime.autogen import webgpu as wg
   require_webgpu()
   info = wg.WGPUAdapterInfo()
   wg.wgpuDeviceGetAdapterInfo(Device["WEBGPU"].device_res, info)
+  return info
+
+
+def adapter() -> str:
+  """The WEBGPU device's adapter as Dawn describes it, e.g. 'llvmpipe (LLVM 15.0.6, 256 bits): llvmpipe: Mesa 22.3.6
+  (LLVM 15.0.6) 0.0.1' (for bench records and for the driver check below)."""
+  import ctypes
+  info = _adapter_info()
   def text(v): return ctypes.string_at(v.data, v.length).decode(errors="replace") if v.data and v.length else ""
   return f"{text(info.device)}: {text(info.description)}"
+
+
+@lru_cache(maxsize=None)
+def cpu_adapter() -> bool:
+  """Whether the adapter is a CPU (lavapipe), which favours one lane per env (kernels.program.default_lanes)."""
+  from tinygrad.runtime.autogen import webgpu as wg
+  return _adapter_info().adapterType == wg.WGPUAdapterType_CPU
 
 
 def mesa_version() -> tuple[int, int] | None:
@@ -127,22 +143,23 @@ def _install_pipeline_cache() -> None:
 
 # --- the step as a custom kernel ---
 
-def _program(src: str, entry: str, threads: int, nargs: int, outs: tuple[int, ...] = (0,)):
-  groups = (threads + WORKGROUP - 1) // WORKGROUP
+def _program(src: str, entry: str, threads: int, workgroup: int, nargs: int, outs: tuple[int, ...] = (0,)):
+  groups = (threads + workgroup - 1) // workgroup
   if groups > MAX_WORKGROUPS:
-    raise ValueError(f"{threads} invocations: at most {MAX_WORKGROUPS * WORKGROUP} per launch")
+    raise ValueError(f"{threads} invocations in workgroups of {workgroup}: at most {MAX_WORKGROUPS} workgroups per "
+                     "launch")
   def fxn(*params):
     sink = UOp.sink(*params, arg=KernelInfo(name=entry))
     return UOp(Ops.PROGRAM, src=(sink, UOp(Ops.LINEAR, src=params), UOp(Ops.SOURCE, arg=src)),
-               arg=ProgramInfo(name=entry, global_size=(groups, 1, 1), local_size=(WORKGROUP, 1, 1),
+               arg=ProgramInfo(name=entry, global_size=(groups, 1, 1), local_size=(workgroup, 1, 1),
                                globals=tuple(range(nargs)), outs=outs,
                                ins=tuple(i for i in range(nargs) if i not in outs)))
   return fxn
 
 
 def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threads: int,
-           scratch: tuple[int, ...] | None = None) -> Tensor:
-  """Run WGSL `src`'s entry point (declared @workgroup_size(WORKGROUP)) on `threads` invocations as a lazy tensor op:
+           scratch: tuple[int, ...] | None = None, workgroup: int = WORKGROUP) -> Tensor:
+  """Run WGSL `src`'s entry point (declared @workgroup_size(workgroup)) on `threads` invocations as a lazy tensor op:
   binding 1 is a fresh float32 output of out_shape (NaN-filled when CHECK), bindings 2.. the inputs `ins`, then, if
   `scratch` is a shape, a float32 scratch buffer the kernel writes and reads (at most 10 storage buffers in all:
   Dawn's limit). Returns the output."""
@@ -151,7 +168,7 @@ def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threa
   out = (Tensor.full(out_shape, float("nan"), device="WEBGPU") if CHECK else Tensor.empty(*out_shape, device="WEBGPU"))
   args = (out.contiguous(), *(t.contiguous() for t in ins), *extra)
   outs = (0,) + ((len(args) - 1,) if extra else ())
-  return Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, len(args), outs))[0]
+  return Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, workgroup, len(args), outs))[0]
 
 
 _PARAMS: dict = {}
@@ -188,18 +205,20 @@ def check_model(model: Model) -> None:
     warnings.warn(f"{model.name}: results may be wrong on this adapter: {why}", RuntimeWarning, stacklevel=3)
 
 
-def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None
-         ) -> Tensor:
+def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None,
+         lanes: int | None = None) -> Tensor:
   """`steps` env-steps of every env by the WGSL kernel: packed (B, nbody, 13) float32 on WEBGPU -> the same shape.
-  ctrl: (B, nact) or None (zeros). damping: see kernels.program.source. Lazy, like any tensor op; realise it or call
-  it inside a TinyJit."""
+  ctrl: (B, nact) or None (zeros). damping: see kernels.program.source. lanes: invocations per env (None: LANES, else
+  kernels.program.default_lanes for this adapter). Lazy, like any tensor op; realise it or call it inside a
+  TinyJit."""
   B = packed.shape[0]
   if packed.device != "WEBGPU" or packed.dtype != dtypes.float32:
     raise ValueError(f"wgsl step: expected a float32 state on WEBGPU, got {packed.dtype} on {packed.device}")
   if ctrl is None or model.nact == 0: ctrl = Tensor.zeros(B, 1, device="WEBGPU").contiguous()
   tab, scr = tables(model)
-  return launch(source(model, B, steps, damping), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl, tab,
-                threads=B, scratch=(B, scr))
+  lanes = lanes or LANES or default_lanes(model, B, cpu_adapter())
+  return launch(source(model, B, steps, damping, lanes), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl,
+                tab, threads=B * lanes, scratch=(B, scr), workgroup=workgroup_size(lanes))
 
 
-__all__ = ["step", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK"]
+__all__ = ["step", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "LANES"]

@@ -8,9 +8,9 @@ fn lv3(o: u32) -> vec3<f32> { return vec3<f32>(scr[o], scr[o + 1u], scr[o + 2u])
 fn sv3(o: u32, v: vec3<f32>) { scr[o] = v.x; scr[o + 1u] = v.y; scr[o + 2u] = v.z; }
 fn pair_geoms(p: u32) -> vec2<i32> { return vec2<i32>(i32(scr[sb + 2u * p]), i32(scr[sb + 2u * p + 1u])); }
 fn set_pair(p: u32, g: vec2<i32>) { scr[sb + 2u * p] = f32(g.x); scr[sb + 2u * p + 1u] = f32(g.y); }
-fn slot_corr(i: u32) -> Correction { let o = sl(i) + 13u; return Correction(lv3(o), lv3(o + 3u), lv3(o + 6u), lv3(o + 9u)); }
 fn set_slot_corr(i: u32, c: Correction) { let o = sl(i) + 13u; sv3(o, c.dx1); sv3(o + 3u, c.dth1); sv3(o + 6u, c.dx2); sv3(o + 9u, c.dth2); }
 fn geom_body(g: u32) -> i32 { return tab[T_GEOM_BODY + g]; }
+fn cand(k: u32) -> u32 { return sb + 2u * NPAIR + SLOT_W * NSLOT + k; }   // candidate k's overlap flag
 
 // --- contacts (oracle/broadphase.py, oracle/contacts.py, oracle/constraints/contact.py, oracle/velocity.py) ---
 
@@ -47,22 +47,38 @@ fn geom_aabb(g: u32) -> array<vec3<f32>, 2> {
   return array<vec3<f32>, 2>(centre - (half + grow), centre + (half + grow));
 }
 
+fn candidate(k: u32) -> vec3<i32> {   // (geom a, geom b, block)
+  return vec3<i32>(tab[T_CANDIDATES + 3u * k], tab[T_CANDIDATES + 3u * k + 1u], tab[T_CANDIDATES + 3u * k + 2u]);
+}
+
 // candidate pairs for this step. The oracle's spatial hash returns, without overflow, exactly the pairs whose grown
-// AABBs overlap, in a canonical (column 0, column 1) order per type pair; one invocation per env tests the static
-// candidate list (rules already applied: different bodies, not excluded, i < j) in that order, O(G^2) per env
+// AABBs overlap, in a canonical (column 0, column 1) order per type pair; each env tests the static candidate list
+// (rules already applied: different bodies, not excluded, i < j), O(G^2) per env: the lanes test candidates into
+// flags, then lane 0 fills the blocks in the list's order, so the pair table does not depend on LANES
 fn broadphase() {
-  overflow = 0u;
-  for (var p = 0u; p < NPAIR; p++) { set_pair(p, vec2<i32>(-1, -1)); }
-  for (var p = 0u; p < NPLANE_PAIR; p++) { set_pair(p, vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u])); }
-  var count = array<u32, NBLOCK_ARR>();
-  for (var k = 0u; k < NCAND; k++) {
-    let c = vec3<i32>(tab[T_CANDIDATES + 3u * k], tab[T_CANDIDATES + 3u * k + 1u], tab[T_CANDIDATES + 3u * k + 2u]);  // (geom a, geom b, block)
+  for (var p = lane; p < NPAIR; p += LANES) {
+    if (p < NPLANE_PAIR) { set_pair(p, vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u])); }
+    else { set_pair(p, vec2<i32>(-1, -1)); }
+  }
+  for (var k = lane; k < NCAND; k += LANES) {
+    let c = candidate(k);
     let ba = geom_aabb(u32(c.x));
     let bb = geom_aabb(u32(c.y));
-    if (all(ba[0] <= bb[1]) && all(bb[0] <= ba[1])) {
-      let t = u32(c.z);
-      if (count[t] < u32(tab[T_BLOCK_CAP + t])) { set_pair(u32(tab[T_BLOCK_PAIR0 + t]) + count[t], c.xy); count[t] = count[t] + 1u; }
-      else { overflow = overflow + 1u; }
+    scr[cand(k)] = select(0.0, 1.0, all(ba[0] <= bb[1]) && all(bb[0] <= ba[1]));
+  }
+  barrier();
+  if (lane == 0u) {
+    overflow = 0u;
+    var count = array<u32, NBLOCK_ARR>();
+    for (var k = 0u; k < NCAND; k++) {
+      if (scr[cand(k)] > 0.0) {
+        let c = candidate(k);
+        let t = u32(c.z);
+        if (count[t] < u32(tab[T_BLOCK_CAP + t])) {
+          set_pair(u32(tab[T_BLOCK_PAIR0 + t]) + count[t], c.xy);
+          count[t] = count[t] + 1u;
+        } else { overflow = overflow + 1u; }
+      }
     }
   }
 }
@@ -90,50 +106,44 @@ fn pair_contacts(kind: u32, a: Geom, b: Geom) {
 // contacts of every candidate pair at the substep's predicted poses, stored in the bodies' frames (oracle/contacts.py
 // narrowphase): [valid | n | ra | rb | friction | restitution | approach speed]
 fn narrowphase() {
-  for (var p = 0u; p < NPAIR; p++) {
-    let ga = pair_geoms(p).x;
-    let gb = pair_geoms(p).y;
-    let pvalid = ga >= 0;
-    let sa = geom_body_pose(max(ga, 0));
-    let sb = geom_body_pose(max(gb, 0));
-    var xa = vec3<f32>(0.0); var qa = Quat(1.0, vec3<f32>(0.0)); var xb = xa; var qb = qa;
-    var va = xa; var wa = xa; var vb = xa; var wb = xa;
-    var fric = 0.0; var rest = 0.0;
-    if (pvalid) {   // an empty slot reads as the world on both sides: finite zeros, never valid
-      xa = sa.x; qa = sa.q; xb = sb.x; qb = sb.q;
-      let ba = geom_body(u32(ga));
-      let bb = geom_body(u32(gb));
-      va = body_vel(ba); wa = body_angvel(ba); vb = body_vel(bb); wb = body_angvel(bb);
-      fric = max(p1(OFF_GEOM_FRICTION + u32(ga)), p1(OFF_GEOM_FRICTION + u32(gb)));
-      rest = max(p1(OFF_GEOM_RESTITUTION + u32(ga)), p1(OFF_GEOM_RESTITUTION + u32(gb)));
-      pair_contacts(u32(tab[T_PAIR_KIND + p]), geom_of(ga, Side(xa, qa, 0.0, vec3<f32>(0.0))), geom_of(gb, Side(xb, qb, 0.0, vec3<f32>(0.0))));
-    }
+  for (var p = lane; p < NPAIR; p += LANES) {   // nc is per lane (private): a pair's slots are its lane's
+    let g = pair_geoms(p);
+    if (g.x < 0) { continue; }   // an empty pair's slots are never read (slot_live)
+    let sa = geom_body_pose(g.x);
+    let sb = geom_body_pose(g.y);
+    let ba = geom_body(u32(g.x));
+    let bb = geom_body(u32(g.y));
+    let va = body_vel(ba); let wa = body_angvel(ba); let vb = body_vel(bb); let wb = body_angvel(bb);
+    let fric = max(p1(OFF_GEOM_FRICTION + u32(g.x)), p1(OFF_GEOM_FRICTION + u32(g.y)));
+    let rest = max(p1(OFF_GEOM_RESTITUTION + u32(g.x)), p1(OFF_GEOM_RESTITUTION + u32(g.y)));
+    pair_contacts(u32(tab[T_PAIR_KIND + p]), geom_of(g.x, sa), geom_of(g.y, sb));
     for (var k = 0u; k < u32(tab[T_PAIR_SLOTS + p]); k++) {
       let i = u32(tab[T_PAIR_SLOT0 + p]) + k;
       let c = nc[k];
-      let oa = c.pa - xa;
-      let ob = c.pb - xb;
+      let oa = c.pa - sa.x;
+      let ob = c.pb - sb.x;
       let vrel = (va + cross(wa, oa)) - (vb + cross(wb, ob));
-      scr[sl(i)] = select(0.0, 1.0, c.valid && pvalid);
+      scr[sl(i)] = select(0.0, 1.0, c.valid);
       sv3(sl(i) + 1u, c.n);
-      sv3(sl(i) + 4u, inv_rotate(qa, oa));
-      sv3(sl(i) + 7u, inv_rotate(qb, ob));
+      sv3(sl(i) + 4u, inv_rotate(sa.q, oa));
+      sv3(sl(i) + 7u, inv_rotate(sb.q, ob));
       scr[sl(i) + 10u] = fric;
       scr[sl(i) + 11u] = rest;
       scr[sl(i) + 12u] = dot(vrel, c.n);
-      if (!pvalid) { scr[sl(i)] = 0.0; sv3(sl(i) + 1u, vec3<f32>(0.0)); sv3(sl(i) + 4u, vec3<f32>(0.0)); sv3(sl(i) + 7u, vec3<f32>(0.0)); scr[sl(i) + 12u] = 0.0; }
     }
   }
 }
 
-fn slot_side(i: u32, s: u32) -> Side {   // body side s (0: a, 1: b) of contact slot i, unsplit, from the snapshot
+// the slots of an empty pair (no candidate this step) hold nothing: the constraint passes skip them and the per-body
+// sums skip their pair. Valid pairs fill each block from its start, so live slots come in a few runs, which the
+// lanes' round robin over slots spreads evenly
+fn slot_live(i: u32) -> bool { return pair_geoms(u32(tab[T_SLOT_PAIR + i])).x >= 0; }
+fn slot_side(i: u32, s: u32) -> Side {   // body side s (0: a, 1: b) of live contact slot i, unsplit, from the snapshot
   return gather_side(slot_body(i, s));
 }
-fn slot_body(i: u32, s: u32) -> i32 {
-  let p = u32(tab[T_SLOT_PAIR + i]);
-  let g = select(pair_geoms(p).y, pair_geoms(p).x, s == 0u);
-  if (g < 0) { return -1; }
-  return geom_body(u32(g));
+fn slot_body(i: u32, s: u32) -> i32 {   // of a live slot; -1 for a world geom
+  let g = pair_geoms(u32(tab[T_SLOT_PAIR + i]));
+  return geom_body(u32(select(g.y, g.x, s == 0u)));
 }
 fn body_disp(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bd[u32(b)]; }
 fn body_rot(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bth[u32(b)]; }
@@ -176,12 +186,23 @@ fn contact(i: u32) {
   sv3(sl(i) + 25u, vec3<f32>(lam_n, scr[sl(i) + 25u + 1u] + fr.mag, select(0.0, 1.0, touching)));
 }
 
-// per body: the contact sides touching it, summed in slot order (a side, then b side), and their count
+// per body b >= 0: the contact sides touching it, summed in slot order (a side, then b side), and their count. A
+// pair's slots are consecutive and its two geoms belong to different bodies, so walking the pairs in order and
+// summing the one matching side of each slot of a pair is that order, at a fraction of a test per slot
 fn contact_sum_add(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32>>) -> f32 {
   var n = 0.0;
-  for (var i = 0u; i < NSLOT; i++) {
-    if (slot_body(i, 0u) == b) { *dx = *dx + slot_corr(i).dx1; *dth = *dth + slot_corr(i).dth1; n = n + scr[sl(i) + 25u + 2u]; }
-    if (slot_body(i, 1u) == b) { *dx = *dx + slot_corr(i).dx2; *dth = *dth + slot_corr(i).dth2; n = n + scr[sl(i) + 25u + 2u]; }
+  for (var p = 0u; p < NPAIR; p++) {
+    let g = pair_geoms(p);
+    if (g.x < 0) { continue; }   // an empty pair's slots belong to no body
+    let side_a = geom_body(u32(g.x)) == b;
+    if (!side_a && geom_body(u32(g.y)) != b) { continue; }
+    let off = select(19u, 13u, side_a);   // dx1, dth1 or dx2, dth2 of the slot's correction
+    let i0 = u32(tab[T_PAIR_SLOT0 + p]);
+    for (var i = i0; i < i0 + u32(tab[T_PAIR_SLOTS + p]); i++) {
+      *dx = *dx + lv3(sl(i) + off);
+      *dth = *dth + lv3(sl(i) + off + 3u);
+      n = n + scr[sl(i) + 25u + 2u];
+    }
   }
   return n;
 }
@@ -189,7 +210,8 @@ fn contact_sum_add(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3
 // dynamic friction and restitution of every contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35)
 fn contact_velocity(h: f32) {
   let g = p3(OFF_GRAVITY);
-  for (var i = 0u; i < NSLOT; i++) {
+  for (var i = lane; i < NSLOT; i += LANES) {
+    if (!slot_live(i)) { continue; }
     let s1 = slot_side(i, 0u);
     let s2 = slot_side(i, 1u);
     let ba = slot_body(i, 0u);
@@ -212,7 +234,8 @@ fn contact_velocity(h: f32) {
     let p = dd.dir * select(0.0, dd.len / (w + 1e-30), touching && dd.on);
     set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im), -world_inv_inertia(s2, cross(ob, p))));
   }
-  for (var b = 0u; b < NBODY; b++) {
+  barrier();   // every slot's impulse written, and every slot's read of the velocities done
+  for (var b = lane; b < NBODY; b += LANES) {
     var dv = vec3<f32>(0.0);
     var dw = vec3<f32>(0.0);
     let cnt = contact_sum_add(i32(b), &dv, &dw);

@@ -6,6 +6,7 @@ constants here and the kernel is compiled once per scene, batch and step count, 
 """
 from __future__ import annotations
 import os
+import re
 from functools import lru_cache
 from tinygrad import Tensor, dtypes
 from oracle.constraints import CONSTRAINTS, NLAM
@@ -23,7 +24,12 @@ PARAMS = dict(gravity=1, body_inv_mass=1, body_inv_inertia=2, jnt_anchor_parent=
 # the narrowphase pair functions in the kernel's dispatch order (kernels/xpbd_step.wgsl pair_contacts)
 PAIR_KINDS = (("plane", "sphere"), ("plane", "capsule"), ("plane", "box"), ("sphere", "sphere"), ("sphere", "capsule"),
               ("capsule", "capsule"), ("sphere", "box"), ("capsule", "box"), ("box", "box"))
-WORKGROUP = 64   # invocations (envs) per workgroup
+WORKGROUP = 64   # invocations (envs) per workgroup when LANES == 1
+MAX_LANES = 256  # WebGPU's default maxComputeInvocationsPerWorkgroup
+MAX_WORKGROUPS = 65535   # per dispatch dimension (WebGPU's maxComputeWorkgroupsPerDimension default)
+# WebGPU's default maxComputeWorkgroupStorageSize [bytes]: with LANES > 1 the env's working state (state_bytes) lives in
+# workgroup memory and must fit
+WORKGROUP_BYTES = 16384
 # the kernel's source files, concatenated into one program (WGSL resolves names module-wide, in any order)
 NARROWPHASE_FILES = ("math3.wgsl", "narrowphase.wgsl", "box.wgsl")   # the pair functions, testable alone
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in ("xpbd_step.wgsl", "joints.wgsl", "contacts.wgsl",
@@ -116,7 +122,7 @@ def contact_tables(model: Model) -> tuple[dict[str, str], list[int]]:
           cands.append((geoms[i], geoms[j], t))
   npair = len(kinds)
   counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NCAND": len(cands),
-            "NBLOCK_ARR": max(len(cap), 1), "SLOT_W": SLOT_W, "SCR": max(2 * npair + SLOT_W * n, 1)}
+            "NBLOCK_ARR": max(len(cap), 1), "SLOT_W": SLOT_W, "SCR": max(2 * npair + SLOT_W * n + len(cands), 1)}
   tables = dict(PLANE_PAIRS=planes, CANDIDATES=cands, BLOCK_CAP=cap, BLOCK_PAIR0=pair0, PAIR_KIND=kinds,
                 PAIR_SLOTS=slots, PAIR_SLOT0=slot0, SLOT_PAIR=slot_pair, GEOM_BODY=list(model.geom_body),
                 GEOM_TYPE=[GEOM_TYPES.index(t) for t in model.geom_type])
@@ -130,7 +136,54 @@ def contact_tables(model: Model) -> tuple[dict[str, str], list[int]]:
 def _f(x: float) -> str: return repr(float(x))
 
 
-def header(model: Model, batch: int, steps: int, damping: bool) -> str:
+def state_bytes(model: Model) -> int:
+  """Bytes of one env's working state (the `var<env>` arrays of kernels/xpbd_step.wgsl) in WGSL's layout: seven
+  vec3 arrays (stride 16) and a Quat array (stride 32) per body, a Correction (64) and LAMW f32 per joint."""
+  return max(model.nbody, 1) * (7 * 16 + 32) + max(model.njoint, 1) * (64 + 4 * max(NLAM.values()))
+
+
+# envs from which one lane per env beats 32 on a CPU adapter (lavapipe: a workgroup runs on one thread, its
+# invocations 8 to a SIMD instruction). stack10 on lavapipe, 32 lanes vs 1: x1 1.5-2x as fast, x2 1.2x, x4 0.6-0.7x,
+# x64 0.45-0.5x
+CPU_ONE_LANE_BATCH = 4
+
+
+def default_lanes(model: Model, batch: int, cpu: bool) -> int:
+  """Invocations per env (kernels/xpbd_step.wgsl LANES) for `batch` envs of this scene on a CPU (lavapipe) or GPU
+  adapter; docs/wgsl.md (Speed) has the measurements. One lane per env where an env has little to share (no contact
+  slots: a joint scene's items are a few bodies and joints; chain x64 on lavapipe runs 2.8x faster on one lane than
+  on 16), and on a CPU from CPU_ONE_LANE_BATCH envs, where 8 envs per SIMD instruction beat 8 items of one env.
+  Otherwise 32, the better of 32 and 64 on lavapipe and a GPU's warp: stack10's 260 contact slots then run 9 per
+  lane instead of 260 in one thread, and 64 envs occupy 64 workgroups instead of one (GPU speed not measured yet).
+  Also 1 where one env's state overflows workgroup memory, or there are more envs than workgroups in a dispatch."""
+  nslot = int(contact_tables(model)[0]["NSLOT"].rstrip("u"))
+  if nslot == 0 or state_bytes(model) > WORKGROUP_BYTES or batch > MAX_WORKGROUPS: return 1
+  return 1 if cpu and batch >= CPU_ONE_LANE_BATCH else 32
+
+
+def check_lanes(model: Model, lanes: int) -> None:
+  if not 1 <= lanes <= MAX_LANES: raise ValueError(f"lanes={lanes}: expected 1 .. {MAX_LANES}")
+  if lanes > 1 and state_bytes(model) > WORKGROUP_BYTES:
+    raise ValueError(f"{model.name}: lanes={lanes} keeps the env's state in workgroup memory, {state_bytes(model)} "
+                     f"bytes > WebGPU's {WORKGROUP_BYTES}; use lanes=1")
+
+
+def workgroup_size(lanes: int) -> int:
+  """Invocations per workgroup: WORKGROUP envs of one lane, or one env of `lanes` lanes."""
+  return WORKGROUP if lanes == 1 else lanes
+
+
+def lane_functions(lanes: int) -> str:
+  """env_index and barrier() of kernels/xpbd_step.wgsl for this LANES. A barrier must sit in control flow that is
+  uniform across the workgroup: with one env per workgroup the env index comes from workgroup_id, so the kernel's
+  early return for envs past BATCH is uniform; with WORKGROUP envs per workgroup it is not, and barrier() is empty."""
+  if lanes == 1:
+    return "fn env_index(gid: vec3<u32>, wid: vec3<u32>) -> u32 { return gid.x; }\nfn barrier() {}\n"
+  return ("fn env_index(gid: vec3<u32>, wid: vec3<u32>) -> u32 { return wid.x; }\n"
+          "fn barrier() { storageBarrier(); workgroupBarrier(); }   // scr is storage, the state workgroup memory\n")
+
+
+def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1) -> str:
   off, nparam = param_layout(model)
   order = [j for kind in CONSTRAINTS for j in model.joints_of_type(kind)]
   counts = joint_counts(model)
@@ -141,7 +194,8 @@ def header(model: Model, batch: int, steps: int, damping: bool) -> str:
     NBODY=model.nbody, NJOINT=model.njoint, NBODY_ARR=max(model.nbody, 1), NJOINT_ARR=max(model.njoint, 1),
     LAMW=max(NLAM.values()), NLAM_ARR=max(model.njoint, 1) * max(NLAM.values()), NMOTOR=len(motors),
     NPARAM=nparam, NCTRL=max(model.nact, 1), BATCH=batch, NSTEPS=steps, SUBSTEPS=model.substeps,
-    ITERATIONS=model.iterations, WORKGROUP=WORKGROUP, **{n.upper(): i for i, n in enumerate(JOINT_TYPES)},
+    ITERATIONS=model.iterations, LANES=lanes, WORKGROUP=workgroup_size(lanes),
+    **{n.upper(): i for i, n in enumerate(JOINT_TYPES)},
     **{f"OFF_{n.upper()}": o for n, o in off.items()}).items()]
   lines += [f"const H: f32 = {_f(model.dt / model.substeps)};", f"const RELAXATION: f32 = {_f(model.relaxation)};",
             f"const EPS: f32 = {_f(EPS)};", f"const DAMPING: bool = {str(damping).lower()};",
@@ -156,7 +210,7 @@ def header(model: Model, batch: int, steps: int, damping: bool) -> str:
             f"const CONTACT_BETA: f32 = {_f(model.contact_beta)};",
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
             *(f"const {k} = {v};" for k, v in contact_tables(model)[0].items())]
-  return "\n".join(lines) + "\n"
+  return "\n".join(lines) + "\n" + lane_functions(lanes)
 
 
 @lru_cache(maxsize=None)
@@ -167,9 +221,14 @@ def kernel_body() -> str:
   return "\n".join(out)
 
 
-def source(model: Model, batch: int, steps: int, damping: bool | None = None) -> str:
+def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:
   """The complete WGSL program for `batch` envs of `model`, advancing `steps` env-steps per launch. damping: whether
-  the velocity pass runs (oracle.velocity.has_damping, which reads tensors: pass it in under a JIT capture)."""
+  the velocity pass runs (oracle.velocity.has_damping, which reads tensors: pass it in under a JIT capture). lanes:
+  invocations per env (engine/wgsl.py picks them with default_lanes); launch the program on batch * lanes
+  invocations in workgroups of workgroup_size(lanes)."""
   check_supported(model)
   damping = has_damping(model) if damping is None else damping
-  return f"// generated for scene {model.name!r}\n" + header(model, batch, steps, damping) + kernel_body()
+  check_lanes(model, lanes)
+  body = re.sub(r"^var<env>", "var<private>" if lanes == 1 else "var<workgroup>", kernel_body(), flags=re.M)
+  head = f"// generated for scene {model.name!r}, {lanes} lane(s) per env\n"
+  return head + header(model, batch, steps, damping, lanes) + body

@@ -1,6 +1,11 @@
-// The XPBD step (M20 Alg. 2) as one WGSL kernel: one invocation per env loops over steps, substeps and Jacobi
-// iterations. Functions carry the oracle's stage and constraint names (oracle/step.py STAGES, oracle/constraints/)
-// and mirror them line by line; read the two side by side. Joints are in kernels/joints.wgsl, contacts in
+// The XPBD step (M20 Alg. 2) as one WGSL kernel: each env loops over steps, substeps and Jacobi iterations, on LANES
+// invocations (engine/wgsl.py picks LANES: kernels/program.py default_lanes). LANES == 1: one invocation per env,
+// WORKGROUP envs per workgroup. LANES > 1: one workgroup per env, its lanes sharing each stage's items (bodies,
+// joints, pairs, contact slots: item i on lane i % LANES, the same lane every iteration, so a joint's or a slot's
+// multipliers never move between lanes) with a barrier() wherever a stage reads what another lane wrote. Per-body
+// sums run on the body's lane in the oracle's order, so results do not depend on LANES.
+// Functions carry the oracle's stage and constraint names (oracle/step.py STAGES, oracle/constraints/) and mirror
+// them line by line; read the two side by side. Joints are in kernels/joints.wgsl, contacts in
 // kernels/contacts.wgsl, the pair functions in kernels/narrowphase.wgsl and kernels/box.wgsl, vectors and
 // quaternions in kernels/math3.wgsl; kernels/program.py concatenates them behind a header with the scene's
 // constants (counts, topology tables, parameter offsets), generated per Model.
@@ -25,28 +30,33 @@
 struct Side { x: vec3<f32>, q: Quat, im: f32, ii: vec3<f32> }
 struct Correction { dx1: vec3<f32>, dth1: vec3<f32>, dx2: vec3<f32>, dth2: vec3<f32> }
 
-// the working state of this env's bodies (oracle/packed.py: the 19-wide substep state)
-var<private> bx: array<vec3<f32>, NBODY_ARR>;
-var<private> bq: array<Quat, NBODY_ARR>;
-var<private> bv: array<vec3<f32>, NBODY_ARR>;
-var<private> bw: array<vec3<f32>, NBODY_ARR>;
-var<private> bd: array<vec3<f32>, NBODY_ARR>;   // displacement D since the substep began
-var<private> bth: array<vec3<f32>, NBODY_ARR>;  // rotation vector TH since the substep began
-var<private> fext: array<vec3<f32>, NBODY_ARR>; // motor force [N] and torque [N m], world frame
-var<private> text: array<vec3<f32>, NBODY_ARR>;
-var<private> jc: array<Correction, NJOINT_ARR>; // this iteration's correction of each joint
-var<private> lam: array<f32, NLAM_ARR>;         // XPBD multipliers, LAMW per joint
+// the working state of this env's bodies (oracle/packed.py: the 19-wide substep state). `var<env>` is not WGSL:
+// kernels/program.py makes it var<private> when LANES == 1 and var<workgroup> (shared by the env's lanes) otherwise
+var<env> bx: array<vec3<f32>, NBODY_ARR>;
+var<env> bq: array<Quat, NBODY_ARR>;
+var<env> bv: array<vec3<f32>, NBODY_ARR>;
+var<env> bw: array<vec3<f32>, NBODY_ARR>;
+var<env> bd: array<vec3<f32>, NBODY_ARR>;   // displacement D since the substep began
+var<env> bth: array<vec3<f32>, NBODY_ARR>;  // rotation vector TH since the substep began
+var<env> fext: array<vec3<f32>, NBODY_ARR>; // motor force [N] and torque [N m], world frame
+var<env> text: array<vec3<f32>, NBODY_ARR>;
+var<env> jc: array<Correction, NJOINT_ARR>; // this iteration's correction of each joint
+var<env> lam: array<f32, NLAM_ARR>;         // XPBD multipliers, LAMW per joint
 // contacts (oracle/contacts.py): per pair slot its two model geoms (-1: empty), per contact slot its narrowphase row
 // and this substep's solve result; slots are laid out block by block, pair by pair, as the oracle's plan. They live
 // in this env's rows of the scratch buffer `scr`, and the scene's static tables in `tab`, not in private arrays:
 // lavapipe lowers a dynamically indexed private array to a compare-and-select over every element, so compile time
 // grew with the slot count (2.7 s at 8 slots, 24 s at 64, over 10 minutes at stack10's 260).
 // scr row: [pair geoms 2 NPAIR (as floats: -1 stored as bits would be a NaN, which a float store may change) | per slot SLOT_W: valid, n 3, ra 3, rb 3, friction, restitution,
-//           approach, correction 12, (lambda_n, lambda_t, touching)]
+//           approach, correction 12, (lambda_n, lambda_t, touching) | per broadphase candidate: overlap flag]
 var<private> sb: u32;                            // this env's row of scr
-var<private> overflow: u32;                      // candidate pairs beyond their capacity, this step
+var<private> overflow: u32;                      // candidate pairs beyond their capacity, this step (lane 0)
 var<private> mb: u32;                           // this env's row of prm
 var<private> cb: u32;                           // this env's row of ctrl
+var<private> lane: u32;                         // this invocation's lane in its env, 0 .. LANES - 1
+// env_index(gid, wid) and barrier() come from the header: with LANES == 1 the env is gid.x and barrier() does
+// nothing; with LANES > 1 the env is the workgroup, uniform across its lanes, as WGSL's uniformity analysis requires
+// of every control path that reaches a barrier
 
 // --- parameters ---
 fn p1(off: u32) -> f32 { return prm[mb + off]; }
@@ -90,33 +100,35 @@ fn joint_sum(b: u32) -> array<vec3<f32>, 2> {
 
 // --- stages (oracle/step.py STAGES) ---
 
-// oracle/actuators.py motor_loads: hinge motors turn the child by +tau, the parent by -tau; slide motors push
+// oracle/actuators.py motor_loads: hinge motors turn the child by +tau, the parent by -tau; slide motors push.
+// Per body on its lane, its motors' loads added in motor order (the oracle's scatter order): no two lanes write a body
 fn motor_loads() {
-  for (var b = 0u; b < NBODY; b++) { fext[b] = vec3<f32>(0.0); text[b] = vec3<f32>(0.0); }
-  for (var k = 0u; k < NMOTOR; k++) {
-    let a = MOTORS[k];
-    let j = u32(ACT_JOINT[a]);
-    let s1 = gather_side(JNT_PARENT[j]);
-    let s2 = gather_side(JNT_CHILD[j]);
-    let load = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j)) * (act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a));
-    let sl = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
-    let f_child = load * sl;
-    let t_child = load * (1.0 - sl);
-    let c = u32(JNT_CHILD[j]);
-    fext[c] = fext[c] + f_child;
-    text[c] = text[c] + t_child;
-    if (JNT_PARENT[j] >= 0) {
-      let p = u32(JNT_PARENT[j]);
-      fext[p] = fext[p] - f_child;
-      text[p] = text[p] + (-t_child - cross(s2.x - s1.x, f_child));
+  for (var b = lane; b < NBODY; b += LANES) {
+    var f = vec3<f32>(0.0);
+    var t = vec3<f32>(0.0);
+    for (var k = 0u; k < NMOTOR; k++) {
+      let a = MOTORS[k];
+      let j = u32(ACT_JOINT[a]);
+      let child = JNT_CHILD[j] == i32(b);
+      if (!child && JNT_PARENT[j] != i32(b)) { continue; }
+      let s1 = gather_side(JNT_PARENT[j]);
+      let s2 = gather_side(JNT_CHILD[j]);
+      let load = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j)) * (act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a));
+      let sl = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
+      let f_child = load * sl;
+      let t_child = load * (1.0 - sl);
+      if (child) { f = f + f_child; t = t + t_child; }
+      else { f = f - f_child; t = t + (-t_child - cross(s2.x - s1.x, f_child)); }
     }
+    fext[b] = f;
+    text[b] = t;
   }
 }
 
 // semi-implicit Euler with the gyroscopic term (oracle/integrate.py; M20 Alg. 2 lines 5-9, eq. 27)
 fn integrate(h: f32) {
   let g = p3(OFF_GRAVITY);
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = lane; b < NBODY; b += LANES) {
     let im = p1(OFF_BODY_INV_MASS + b);
     let ii = p3(OFF_BODY_INV_INERTIA + 3u * b);
     let acc = g * select(0.0, 1.0, im > 0.0) + fext[b] * im;
@@ -137,7 +149,7 @@ fn integrate(h: f32) {
 // one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body
 // average
 fn solve(h: f32) {
-  for (var k = 0u; k < NJOINT; k++) {
+  for (var k = lane; k < NJOINT; k += LANES) {
     let j = JOINT_ORDER[k];  // registry order, then joint index
     let s1 = split_side(JNT_PARENT[j]);
     let s2 = split_side(JNT_CHILD[j]);
@@ -150,8 +162,9 @@ fn solve(h: f32) {
     else { c = slide(j, s1, s2, h); }
     jc[j] = c;
   }
-  for (var i = 0u; i < NSLOT; i++) { contact(i); }
-  for (var b = 0u; b < NBODY; b++) {
+  for (var i = lane; i < NSLOT; i += LANES) { if (slot_live(i)) { contact(i); } }
+  barrier();   // every correction written, and no lane still reads the snapshot that the update below overwrites
+  for (var b = lane; b < NBODY; b += LANES) {
     // the joints' sums, then the contacts' (oracle/solve.py body_sum + contact_sum)
     let js = joint_sum(b);
     var dx = js[0];
@@ -173,13 +186,13 @@ fn solve(h: f32) {
 
 // v = D/h, w = TH/h (oracle/velocity.py recover; M20 Alg. 2 lines 13-15)
 fn recover(h: f32) {
-  for (var b = 0u; b < NBODY; b++) { bv[b] = bd[b] / h; bw[b] = bth[b] / h; }
+  for (var b = lane; b < NBODY; b += LANES) { bv[b] = bd[b] / h; bw[b] = bth[b] / h; }
 }
 
 
 // joint damping and velocity drives as implicit impulses (oracle/velocity.py joint_damping; M20 eq. 36)
 fn joint_damping(h: f32) {
-  for (var k = 0u; k < NJOINT; k++) {
+  for (var k = lane; k < NJOINT; k += LANES) {
     let j = JOINT_ORDER[k];  // distance joints carry no damping
     let t = JNT_TYPE[j];
     if (t == DISTANCE) { jc[j] = zero_corr(); continue; }
@@ -206,7 +219,8 @@ fn joint_damping(h: f32) {
     if (t == SLIDE) { jc[j] = Correction(p * s1.im, vec3<f32>(0.0), -(p * s2.im), vec3<f32>(0.0)); }
     else { jc[j] = Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p)); }
   }
-  for (var b = 0u; b < NBODY; b++) {
+  barrier();   // every impulse written, and every joint's read of the velocities done
+  for (var b = lane; b < NBODY; b += LANES) {
     let js = joint_sum(b);
     let scale = 1.0 / max(COUNTS[b], 1.0);
     bv[b] = bv[b] + js[0] * scale;
@@ -214,39 +228,47 @@ fn joint_damping(h: f32) {
   }
 }
 
-// one XPBD substep (oracle/step.py substep)
+// one XPBD substep (oracle/step.py substep). A barrier after each stage whose results other lanes read, or whose
+// inputs the next stage overwrites (motor_loads reads the poses that integrate moves)
 fn substep(h: f32) {
   motor_loads();
+  barrier();
   integrate(h);
+  barrier();
   if (NSLOT > 0u) { narrowphase(); }
-  for (var i = 0u; i < NLAM_ARR; i++) { lam[i] = 0.0; }
-  for (var i = 0u; i < NSLOT; i++) { sv3(sl(i) + 25u, vec3<f32>(0.0)); }
-  for (var it = 0u; it < ITERATIONS; it++) { if (NJOINT + NSLOT > 0u) { solve(h); } }
+  for (var i = lane; i < NLAM_ARR; i += LANES) { lam[i] = 0.0; }
+  for (var i = lane; i < NSLOT; i += LANES) { sv3(sl(i) + 25u, vec3<f32>(0.0)); }
+  barrier();
+  for (var it = 0u; it < ITERATIONS; it++) { if (NJOINT + NSLOT > 0u) { solve(h); barrier(); } }
   recover(h);
-  if (NSLOT > 0u) { contact_velocity(h); }
-  if (DAMPING) { joint_damping(h); }
+  barrier();
+  if (NSLOT > 0u) { contact_velocity(h); barrier(); }
+  if (DAMPING) { joint_damping(h); barrier(); }
 }
 
 @compute @workgroup_size(WORKGROUP)
-fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let e = gid.x;
+fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+             @builtin(local_invocation_id) lid: vec3<u32>) {
+  let e = env_index(gid, wid);
   if (e >= BATCH) { return; }
+  lane = lid.x % LANES;
   sb = e * SCR;
   mb = select(0u, e, MODEL_BATCHED) * NPARAM;
   cb = e * NCTRL;
   let base = e * NBODY * 13u;
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = lane; b < NBODY; b += LANES) {
     let o = base + 13u * b;
     bx[b] = vec3<f32>(inp[o], inp[o + 1u], inp[o + 2u]);
     bq[b] = Quat(inp[o + 3u], vec3<f32>(inp[o + 4u], inp[o + 5u], inp[o + 6u]));
     bv[b] = vec3<f32>(inp[o + 7u], inp[o + 8u], inp[o + 9u]);
     bw[b] = vec3<f32>(inp[o + 10u], inp[o + 11u], inp[o + 12u]);
   }
+  barrier();
   for (var k = 0u; k < NSTEPS; k++) {
-    if (NSLOT > 0u) { broadphase(); }   // once per step, on the step's starting state (M20 sec. 3.5)
+    if (NSLOT > 0u) { broadphase(); barrier(); }   // once per step, on the step's starting state (M20 sec. 3.5)
     for (var s = 0u; s < SUBSTEPS; s++) { substep(H); }
   }
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = lane; b < NBODY; b += LANES) {
     let o = base + 13u * b;
     outp[o] = bx[b].x; outp[o + 1u] = bx[b].y; outp[o + 2u] = bx[b].z;
     outp[o + 3u] = bq[b].w; outp[o + 4u] = bq[b].v.x; outp[o + 5u] = bq[b].v.y; outp[o + 6u] = bq[b].v.z;
