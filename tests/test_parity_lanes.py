@@ -56,7 +56,7 @@ def test_parity_lanes_vs_one_lane(name, lanes, lanes_forced):
   out = {}
   for n in (1, lanes):
     lanes_forced(n)
-    out[n] = run(scene, "wgsl", packed, ctrl, 1, device="WEBGPU")
+    out[n] = run(scene, "wgsl", [(packed, ctrl, 1)], device="WEBGPU")[0]
   h = model.dt / model.substeps
   for field, sl in FIELDS.items():
     tol = NOISE if field in ("body_pos", "body_quat") else NOISE / h
