@@ -23,8 +23,7 @@ def _oracle(model: Model, packed: Tensor, k: int, damping: bool, ctrl: Tensor | 
 
 def _wgsl(model: Model, packed: Tensor, k: int, damping: bool, ctrl: Tensor | None) -> tuple[Tensor, Tensor]:
   from engine import wgsl  # the WebGPU runtime loads only when this backend is used
-  none = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)   # no broadphase, nothing dropped
-  return wgsl.step(model, packed, ctrl, k, damping), none
+  return wgsl.step_overflow(model, packed, ctrl, k, damping)
 
 
 def _wgsl_prepare(model: Model) -> None:

@@ -158,17 +158,18 @@ def _program(src: str, entry: str, threads: int, workgroup: int, nargs: int, out
 
 
 def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threads: int,
-           scratch: tuple[int, ...] | None = None, workgroup: int = WORKGROUP) -> Tensor:
+           scratch: tuple[int, ...] | None = None, workgroup: int = WORKGROUP) -> Tensor | tuple[Tensor, Tensor]:
   """Run WGSL `src`'s entry point (declared @workgroup_size(workgroup)) on `threads` invocations as a lazy tensor op:
   binding 1 is a fresh float32 output of out_shape (NaN-filled when CHECK), bindings 2.. the inputs `ins`, then, if
   `scratch` is a shape, a float32 scratch buffer the kernel writes and reads (at most 10 storage buffers in all:
-  Dawn's limit). Returns the output."""
+  Dawn's limit). Returns the output, and the scratch buffer as the kernel left it when there is one."""
   extra = () if scratch is None else (Tensor.empty(*scratch, device="WEBGPU"),)
   if len(ins) + len(extra) > 9: raise ValueError(f"{len(ins) + len(extra) + 1} buffers: at most 10 per kernel")
   out = (Tensor.full(out_shape, float("nan"), device="WEBGPU") if CHECK else Tensor.empty(*out_shape, device="WEBGPU"))
   args = (out.contiguous(), *(t.contiguous() for t in ins), *extra)
   outs = (0,) + ((len(args) - 1,) if extra else ())
-  return Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, workgroup, len(args), outs))[0]
+  res = Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, workgroup, len(args), outs))
+  return res[0] if scratch is None else (res[0], res[-1])
 
 
 _PARAMS: dict = {}
@@ -205,9 +206,11 @@ def check_model(model: Model) -> None:
     warnings.warn(f"{model.name}: results may be wrong on this adapter: {why}", RuntimeWarning, stacklevel=3)
 
 
-def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None,
-         lanes: int | None = None) -> Tensor:
-  """`steps` env-steps of every env by the WGSL kernel: packed (B, nbody, 13) float32 on WEBGPU -> the same shape.
+def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,
+                  damping: bool | None = None, lanes: int | None = None) -> tuple[Tensor, Tensor]:
+  """`steps` env-steps of every env by the WGSL kernel: packed (B, nbody, 13) float32 on WEBGPU -> the same shape,
+  and (B,) int32: the candidate pairs the broadphase dropped for want of capacity, summed over the steps (the
+  oracle's PairTable.overflow without its hash-bucket term, which a brute-force broadphase does not have).
   ctrl: (B, nact) or None (zeros). damping: see kernels.program.source. lanes: invocations per env (None: LANES, else
   kernels.program.default_lanes for this adapter). Lazy, like any tensor op; realise it or call it inside a
   TinyJit."""
@@ -217,8 +220,15 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
   if ctrl is None or model.nact == 0: ctrl = Tensor.zeros(B, 1, device="WEBGPU").contiguous()
   tab, scr = tables(model)
   lanes = lanes or LANES or default_lanes(model, B, cpu_adapter())
-  return launch(source(model, B, steps, damping, lanes), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl,
-                tab, threads=B * lanes, scratch=(B, scr), workgroup=workgroup_size(lanes))
+  out, scratch = launch(source(model, B, steps, damping, lanes), ENTRY, (B, model.nbody, 13), packed, params(model),
+                        ctrl, tab, threads=B * lanes, scratch=(B, scr), workgroup=workgroup_size(lanes))
+  return out, scratch[:, scr - 1].cast(dtypes.int32)   # kernels/program.py: OVF is the row's last float
 
 
-__all__ = ["step", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "LANES"]
+def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None,
+         lanes: int | None = None) -> Tensor:
+  """step_overflow's state alone."""
+  return step_overflow(model, packed, ctrl, steps, damping, lanes)[0]
+
+
+__all__ = ["step", "step_overflow", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "LANES"]

@@ -122,7 +122,8 @@ def contact_tables(model: Model) -> tuple[dict[str, str], list[int]]:
           cands.append((geoms[i], geoms[j], t))
   npair = len(kinds)
   counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NCAND": len(cands),
-            "NBLOCK_ARR": max(len(cap), 1), "SLOT_W": SLOT_W, "SCR": max(2 * npair + SLOT_W * n + len(cands), 1)}
+            "NBLOCK_ARR": max(len(cap), 1), "SLOT_W": SLOT_W, "OVF": 2 * npair + SLOT_W * n + len(cands),
+            "SCR": 2 * npair + SLOT_W * n + len(cands) + 1}
   tables = dict(PLANE_PAIRS=planes, CANDIDATES=cands, BLOCK_CAP=cap, BLOCK_PAIR0=pair0, PAIR_KIND=kinds,
                 PAIR_SLOTS=slots, PAIR_SLOT0=slot0, SLOT_PAIR=slot_pair, GEOM_BODY=list(model.geom_body),
                 GEOM_TYPE=[GEOM_TYPES.index(t) for t in model.geom_type])

@@ -48,7 +48,8 @@ var<env> lam: array<f32, NLAM_ARR>;         // XPBD multipliers, LAMW per joint
 // lavapipe lowers a dynamically indexed private array to a compare-and-select over every element, so compile time
 // grew with the slot count (2.7 s at 8 slots, 24 s at 64, over 10 minutes at stack10's 260).
 // scr row: [pair geoms 2 NPAIR (as floats: -1 stored as bits would be a NaN, which a float store may change) | per slot SLOT_W: valid, n 3, ra 3, rb 3, friction, restitution,
-//           approach, correction 12, (lambda_n, lambda_t, touching) | per broadphase candidate: overlap flag]
+//           approach, correction 12, (lambda_n, lambda_t, touching) | per broadphase candidate: overlap flag |
+//           pairs dropped (OVF)]
 var<private> sb: u32;                            // this env's row of scr
 var<private> overflow: u32;                      // candidate pairs beyond their capacity, this step (lane 0)
 var<private> mb: u32;                           // this env's row of prm
@@ -264,10 +265,12 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_i
     bw[b] = vec3<f32>(inp[o + 10u], inp[o + 11u], inp[o + 12u]);
   }
   barrier();
+  var dropped = 0u;   // candidate pairs beyond their block's capacity, summed over the launch's steps (lane 0)
   for (var k = 0u; k < NSTEPS; k++) {
-    if (NSLOT > 0u) { broadphase(); barrier(); }   // once per step, on the step's starting state (M20 sec. 3.5)
+    if (NSLOT > 0u) { broadphase(); barrier(); dropped = dropped + overflow; }   // once per step (M20 sec. 3.5)
     for (var s = 0u; s < SUBSTEPS; s++) { substep(H); }
   }
+  if (lane == 0u) { scr[sb + OVF] = f32(dropped); }   // read back as State.contact_overflow (engine/wgsl.py)
   for (var b = lane; b < NBODY; b += LANES) {
     let o = base + 13u * b;
     outp[o] = bx[b].x; outp[o + 1u] = bx[b].y; outp[o + 2u] = bx[b].z;

@@ -65,3 +65,24 @@ def test_wgsl_errors_are_clear():
     Simulator(load_scene(SCENES / "pendulum.json", device="WEBGPU"), 2, backend="wgsl", differentiable=True)
   with pytest.raises(ValueError, match="backend: expected one of"):
     engine.make_env("cartpole", backend="cuda")
+
+
+def test_verify_wgsl_counts_dropped_pairs():
+  """Four spheres overlapping in a cluster, 6 candidate pairs, room for 2: the kernel reports the 4 it dropped per
+  step, as the oracle's broadphase does (its hash buckets are large enough to add nothing), summed over the steps of
+  a call, and the simulator's overflow warning fires on either backend."""
+  bodies = [{"name": f"s{k}", "pos": [0.15 * (k % 2), 0.15 * (k // 2), 1.0], "geoms": [{"type": "sphere",
+            "size": [0.1]}]} for k in range(4)]
+  scene = {"name": "cluster", "contact": {"pair_capacity": 2, "hash_slots": 64}, "bodies": bodies}
+  far = {**scene, "bodies": [{**b, "pos": [2.0 * k, 0.0, 1.0]} for k, b in enumerate(bodies)]}
+  got = {}
+  for backend in ("oracle", "wgsl"):
+    for name, d in (("cluster", scene), ("far", far)):
+      model = engine.load_scene(d, device="WEBGPU" if backend == "wgsl" else None)
+      sim = engine.Simulator(model, batch=2, backend=backend, steps_per_call=2)
+      if name == "cluster":   # the simulator warns whichever backend counted the drop
+        with pytest.warns(RuntimeWarning, match="dropped up to 8 contact pairs"):
+          got[backend, name] = sim.rollout(sim.reset(), 2).contact_overflow.numpy().tolist()
+      else: got[backend, name] = sim.rollout(sim.reset(), 2).contact_overflow.numpy().tolist()
+  assert got["oracle", "cluster"] == got["wgsl", "cluster"] == [8, 8]   # 4 dropped in each of 2 steps
+  assert got["oracle", "far"] == got["wgsl", "far"] == [0, 0]
