@@ -187,13 +187,13 @@ def params(model: Model) -> Tensor:
 _TABLES: dict = {}
 
 
-def tables(model: Model) -> tuple[Tensor, int]:
-  """The scene's static contact tables as an int32 buffer on WEBGPU (built once per topology), and the floats of
-  scratch the kernel needs per env."""
+def tables(model: Model) -> tuple[Tensor, dict[str, int]]:
+  """The scene's static contact tables as an int32 buffer on WEBGPU (built once per topology), and the header's
+  constants (kernels.program.contact_tables: SCR floats of scratch per env, the overflow count at OVF)."""
   consts, flat = contact_tables(model)
   key = tuple(flat)
   if key not in _TABLES: _TABLES[key] = Tensor(flat or [0], dtype=dtypes.int32, device="WEBGPU").realize()
-  return _TABLES[key], int(consts["SCR"].rstrip("u"))
+  return _TABLES[key], consts
 
 
 def check_model(model: Model) -> None:
@@ -202,7 +202,7 @@ def check_model(model: Model) -> None:
   if model.body_inv_mass.device != "WEBGPU":
     raise ValueError(f"backend='wgsl': the model lives on {model.body_inv_mass.device}; load it with "
                      "engine.load_scene(..., device='WEBGPU')")
-  if int(contact_tables(model)[0]["NSLOT"].rstrip("u")) > MISCOMPILE_SLOTS and (why := known_miscompile()):
+  if contact_tables(model)[0]["NSLOT"] > MISCOMPILE_SLOTS and (why := known_miscompile()):
     warnings.warn(f"{model.name}: results may be wrong on this adapter: {why}", RuntimeWarning, stacklevel=3)
 
 
@@ -218,11 +218,11 @@ def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, step
   if packed.device != "WEBGPU" or packed.dtype != dtypes.float32:
     raise ValueError(f"wgsl step: expected a float32 state on WEBGPU, got {packed.dtype} on {packed.device}")
   if ctrl is None or model.nact == 0: ctrl = Tensor.zeros(B, 1, device="WEBGPU").contiguous()
-  tab, scr = tables(model)
+  tab, consts = tables(model)
   lanes = lanes or LANES or default_lanes(model, B, cpu_adapter())
   out, scratch = launch(source(model, B, steps, damping, lanes), ENTRY, (B, model.nbody, 13), packed, params(model),
-                        ctrl, tab, threads=B * lanes, scratch=(B, scr), workgroup=workgroup_size(lanes))
-  return out, scratch[:, scr - 1].cast(dtypes.int32)   # kernels/program.py: OVF is the row's last float
+                        ctrl, tab, threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes))
+  return out, scratch[:, consts["OVF"]].cast(dtypes.int32)
 
 
 def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None,

@@ -88,12 +88,12 @@ def _table(name: str, kind: str, values: list) -> str:
 SLOT_W = 28   # floats per contact slot in the kernel's scratch rows (kernels/xpbd_step.wgsl)
 
 
-def contact_tables(model: Model) -> tuple[dict[str, str], list[int]]:
+def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   """The contact plan's static layout as WGSL constants (oracle/contacts.py plan_blocks, oracle/broadphase.py): plane
   pairs first, then one block per model.pair_capacity entry; each pair has its registered number of contact slots.
   CANDIDATES lists every pair the broadphase may return, (geom a, geom b, block), in its canonical order.
-  Returns the WGSL constants (counts, and each table's offset T_<NAME>) and the tables flattened into one int list
-  (the kernel's `tab` buffer)."""
+  Returns the u32 constants of the header (counts, the scratch row's layout, and each table's offset T_<NAME>) and the
+  tables flattened into one int list (the kernel's `tab` buffer)."""
   from oracle.broadphase import _rules, _type_pair, hashed_geoms
   from oracle.collide import NARROWPHASE
   from oracle.contacts import plan_blocks, plane_pairs
@@ -131,7 +131,7 @@ def contact_tables(model: Model) -> tuple[dict[str, str], list[int]]:
   for k, v in tables.items():
     offsets[f"T_{k}"] = len(flat)
     flat += [int(x) for row in v for x in (row if isinstance(row, tuple) else (row,))]
-  return {k: f"{v}u" for k, v in {**counts, **offsets}.items()}, flat
+  return {**counts, **offsets}, flat
 
 
 def _f(x: float) -> str: return repr(float(x))
@@ -157,8 +157,7 @@ def default_lanes(model: Model, batch: int, cpu: bool) -> int:
   Otherwise 32, the better of 32 and 64 on lavapipe and a GPU's warp: stack10's 260 contact slots then run 9 per
   lane instead of 260 in one thread, and 64 envs occupy 64 workgroups instead of one (GPU speed not measured yet).
   Also 1 where one env's state overflows workgroup memory, or there are more envs than workgroups in a dispatch."""
-  nslot = int(contact_tables(model)[0]["NSLOT"].rstrip("u"))
-  if nslot == 0 or state_bytes(model) > WORKGROUP_BYTES or batch > MAX_WORKGROUPS: return 1
+  if contact_tables(model)[0]["NSLOT"] == 0 or state_bytes(model) > WORKGROUP_BYTES or batch > MAX_WORKGROUPS: return 1
   return 1 if cpu and batch >= CPU_ONE_LANE_BATCH else 32
 
 
@@ -210,7 +209,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1) 
             f"const DT: f32 = {_f(model.dt)};", f"const MARGIN: f32 = {_f(model.contact_margin)};",
             f"const CONTACT_BETA: f32 = {_f(model.contact_beta)};",
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
-            *(f"const {k} = {v};" for k, v in contact_tables(model)[0].items())]
+            *(f"const {k} = {v}u;" for k, v in contact_tables(model)[0].items())]
   return "\n".join(lines) + "\n" + lane_functions(lanes)
 
 

@@ -2,9 +2,21 @@
 from __future__ import annotations
 import math
 import numpy as np
+import pytest
 from engine.npquat import quat_mul, quat_rotate
 
 SCENES = __import__("pathlib").Path(__file__).resolve().parent.parent / "scenes"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def wgsl_checked():
+  """For a module that imports it: a WEBGPU device (or a clear error), and engine.wgsl.CHECK on (validation errors
+  raise, outputs start as NaN) for the module's tests."""
+  import engine.wgsl as wgsl
+  wgsl.require_webgpu()
+  old, wgsl.CHECK = wgsl.CHECK, True
+  yield
+  wgsl.CHECK = old
 
 
 def anchor_errors(model, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:

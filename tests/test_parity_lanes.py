@@ -16,18 +16,10 @@ import pytest
 import engine.wgsl as wgsl
 from engine.parity import FIELDS, compare, kicked_states, run
 from engine.scene import build_model, load_scene_dict
-from tests.helpers import SCENES
+from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 from tests.test_parity_wgsl import check, random_scene, skip_if_miscompiled
 
 NOISE = 1e-6
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _checked():
-  wgsl.require_webgpu()
-  old, wgsl.CHECK = wgsl.CHECK, True   # validation errors raise, outputs start as NaN
-  yield
-  wgsl.CHECK = old
 
 
 @pytest.fixture

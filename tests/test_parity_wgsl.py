@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import engine.wgsl as wgsl
 from engine.parity import JUDGE_BELOW, compare_cases
-from tests.helpers import SCENES
+from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
 FLOOR_FACTOR = 4.0
 
@@ -38,14 +38,6 @@ def scene_params(contacts: bool) -> list:
   from oracle.contacts import has_contacts
   return [pytest.param(p, id=p.stem, marks=[INCLINE] if p.stem == "incline" else [])
           for p in sorted(SCENES.glob("*.json")) if has_contacts(build_model(load_scene_dict(p))) == contacts]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _checked():
-  wgsl.require_webgpu()
-  old, wgsl.CHECK = wgsl.CHECK, True   # validation errors raise, outputs start as NaN
-  yield
-  wgsl.CHECK = old
 
 
 def floor_ok(r: dict, tol: float) -> bool:

@@ -6,22 +6,13 @@ import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 import engine
-import engine.wgsl as wgsl
 from engine.scene import load_scene
 from engine.simulator import Simulator
 from kernels.program import SOURCES, Unsupported
 from oracle.constraints import CONSTRAINTS
 from oracle.step import STAGES
-from tests.helpers import SCENES
+from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _checked():
-  wgsl.require_webgpu()
-  old, wgsl.CHECK = wgsl.CHECK, True
-  yield
-  wgsl.CHECK = old
 
 
 def test_verify_wgsl_names_mirror_the_oracle():
