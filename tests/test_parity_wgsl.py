@@ -1,11 +1,13 @@
 """WGSL kernel vs oracle, from identical kicked states with random controls (engine/parity.py explains the measure).
 
 Every scene in scenes/ without contacts here, with contacts in test_parity_wgsl_contacts.py (two of those xfail on
-old lavapipe, see CONTACT_HEAVY), plus seeded random joint scenes with actuators; the task scenes run through the env
-test in test_wgsl_bridge.py. Positions and quaternions must agree within 1e-5 after one step. Velocities are a
-position difference over the substep (v = D / h), so float32 rounding reads ~1e-8 m / h there whichever order the
-arithmetic runs in: the kernel must be within JUDGE_BELOW of the oracle, or as close to the float64 oracle as the
-float32 oracle is (within a factor FLOOR_FACTOR, plus 1e-5)."""
+old lavapipe, see CONTACT_HEAVY), plus seeded random joint scenes with actuators. Of the task scenes
+(engine/tasks/scenes) only cartpole's runs here, through the env test in test_wgsl_bridge.py; reacher,
+pendulum_swingup and ant are checked by `python -m engine parity engine/tasks/scenes/*.json`, not in the suite
+(compile time). Positions and quaternions must agree within 1e-5 after one step. Velocities are a position difference
+over the substep (v = D / h), so float32 rounding reads ~1e-8 m / h there whichever order the arithmetic runs in: the
+kernel must be within JUDGE_BELOW of the oracle, or as close to the float64 oracle as the float32 oracle is (within a
+factor FLOOR_FACTOR, plus 1e-5)."""
 from __future__ import annotations
 import numpy as np
 import pytest
@@ -46,7 +48,7 @@ def floor_ok(r: dict, tol: float) -> bool:
 
 
 def check(res: dict, tol: float = 1e-5, rollout: bool = False) -> None:
-  """Poses within tol of the oracle (after a rollout: or as close to float64 as the float32 oracle is); velocities
+  """Poses within tol of the oracle (rollout=True: or as close to float64 as the float32 oracle is); velocities
   within JUDGE_BELOW of it, or as close to float64 as its own."""
   for field in ("body_pos", "body_quat"):
     r = res[field]
@@ -61,6 +63,7 @@ def check(res: dict, tol: float = 1e-5, rollout: bool = False) -> None:
 # (two corners at once) at step ~87, and after 100 steps the float32 oracle is 6.8 mm from the float64 run (the kernel
 # 0.56 mm); measured on lavapipe (Mesa 25): pendulum 8.7e-6 m, stack10 resting within 1e-4.
 ROLLOUT = {"pendulum": 0.5, "drop": 0.0, "stack10": 0.0}
+FLOAT32_STRAYS = {"drop"}   # the rollouts whose poses may meet the float64 floor instead of 1e-4
 
 
 def check_scene(path):
@@ -70,7 +73,7 @@ def check_scene(path):
   cases = [(1, 0.5)] + ([(100, ROLLOUT[path.stem])] if path.stem in ROLLOUT else [])
   results = compare_cases(path, cases, judge=False)
   check(results[0])
-  if len(results) > 1: check(results[1], tol=1e-4, rollout=True)
+  if len(results) > 1: check(results[1], tol=1e-4, rollout=path.stem in FLOAT32_STRAYS)
 
 
 @pytest.mark.parametrize("path", scene_params(contacts=False))
