@@ -56,9 +56,13 @@ def run(scene: dict, backend: str, cases: list[tuple[np.ndarray, np.ndarray | No
 
 Result = dict[str, dict[str, float]]
 JUDGE_BELOW = 1e-5   # differences (m, m/s, rad/s) that need no float64 judge
+# envs per comparison. The float32 oracle's distance from float64 is the noise floor the kernel is judged against, a
+# max over envs of a noisy sample: incline with 4 envs has 2 touching the ramp and the kernel read 5.8x the oracle's
+# error; with 16 envs the ratio was 0.6-1.6 over seeds 0 and 1, with 64 envs 0.7-1.5
+BATCH = 16
 
 
-def compare_cases(src, cases: list[tuple[int, float]], batch: int = 4, seed: int = 0, judge: bool = True
+def compare_cases(src, cases: list[tuple[int, float]], batch: int = BATCH, seed: int = 0, judge: bool = True
                   ) -> list[Result]:
   """Per case (steps, noise), per state field: max |wgsl - oracle32| ("diff"), max |oracle32 - oracle64|
   ("oracle_err"), max |wgsl - oracle64| ("wgsl_err") and wgsl_err - oracle_err ("excess"), after `steps` env-steps
@@ -85,7 +89,7 @@ def compare_cases(src, cases: list[tuple[int, float]], batch: int = 4, seed: int
   return out
 
 
-def compare(src, steps: int = 1, batch: int = 4, seed: int = 0, noise: float = 0.5, judge: bool = True) -> Result:
+def compare(src, steps: int = 1, batch: int = BATCH, seed: int = 0, noise: float = 0.5, judge: bool = True) -> Result:
   """compare_cases for one case."""
   return compare_cases(src, [(steps, noise)], batch, seed, judge)[0]
 
