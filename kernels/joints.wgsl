@@ -35,6 +35,48 @@ fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: 
   return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
 }
 
+fn inv_inertia_pair(s1: Side, s2: Side, e: vec3<f32>) -> vec3<f32> {  // (I1^-1 + I2^-1) e
+  return world_inv_inertia(s1, e) + world_inv_inertia(s2, e);
+}
+
+// rigid full orientation lock as one 3-vector constraint (oracle/xpbd.py angular_lock): p = -K^-1 (theta n),
+// K = I1^-1 + I2^-1; lam[li] accumulates p . n
+fn angular_lock(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
+  let a = inv_inertia_pair(s1, s2, vec3<f32>(1.0, 0.0, 0.0));
+  let b = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 1.0, 0.0));
+  let c = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 0.0, 1.0));
+  let bc = cross(b, c);
+  let ca = cross(c, a);
+  let ab = cross(a, b);
+  let det = dot(a, bc);
+  let on = on_ && abs(det) > 1e-30;
+  let inv_det = select(0.0, -1.0 / select(1.0, det, on), on);
+  let err = n * theta;
+  let p = vec3<f32>(dot(bc, err), dot(ca, err), dot(ab, err)) * inv_det;
+  lam[li] = lam[li] + dot(p, n);
+  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+}
+
+// rigid 2-dof axis alignment, free about the unit axis a (oracle/xpbd.py angular_align): p in the plane (u = n,
+// v = a x n), the relative turn's projection on it equal to theta n (Cramer's rule); lam[li] accumulates p . n
+fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
+  let u = n;
+  let v = cross(a, n);
+  let ku = inv_inertia_pair(s1, s2, u);
+  let kv = inv_inertia_pair(s1, s2, v);
+  let kuu = dot(u, ku);
+  let kuv = dot(v, ku);
+  let kvv = dot(v, kv);
+  let det = kuu * kvv - kuv * kuv;
+  let on = on_ && abs(det) > 1e-30;
+  let scale = select(0.0, theta / select(1.0, det, on), on);
+  let pu = -(kvv * scale);
+  let pv = kuv * scale;
+  let p = u * pu + v * pv;
+  lam[li] = lam[li] + pu;
+  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+}
+
 fn k_apply(s: Side, r: vec3<f32>, e: vec3<f32>) -> vec3<f32> { return e * s.im + cross(world_inv_inertia(s, cross(r, e)), r); }
 
 // a point attachment as one 3-vector constraint (oracle/xpbd.py point; Macklin et al. 2016 eq. 18); lam[li..li+3]
@@ -80,11 +122,11 @@ fn hinge(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   var s1 = s1_;
   var s2 = s2_;
   let l = LAMW * j;
-  // 1. align the axes (M20 eq. 20), always rigid
+  // 1. align the axes (M20 eq. 20), always rigid; free about a1
   let a1 = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
   let a2 = rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, j));
   let al = norm_dir(cross(a2, a1), EPS);
-  let align = angular(s1, s2, al.dir, al.len, al.on, l, 0.0);
+  let align = angular_align(s1, s2, a1, al.dir, al.len, al.on, l);
   s1 = apply_side(s1, align.dx1, align.dth1);
   s2 = apply_side(s2, align.dx2, align.dth2);
   // 2. limits (M20 Alg. 3)
@@ -114,7 +156,7 @@ fn lock_orientation(j: u32, s1: Side, s2: Side, li: u32) -> Correction {
   let dq = qmul(qmul(s1.q, p4q(OFF_JNT_RELQUAT + 4u * j)), qconj(s2.q));
   let sgn = select(1.0, -1.0, dq.w < 0.0);
   let nd = norm_dir(dq.v * (2.0 * sgn), EPS);
-  return angular(s1, s2, nd.dir, nd.len, nd.on, li, 0.0);
+  return angular_lock(s1, s2, nd.dir, nd.len, nd.on, li);
 }
 
 fn fixed(j: u32, s1: Side, s2: Side, h: f32) -> Correction {

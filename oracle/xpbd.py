@@ -69,6 +69,68 @@ def angular(s1: Side, s2: Side, n: V3, theta: Tensor, active: Tensor, lam: Tenso
   return corr, lam + dlam
 
 
+def inv_inertia_pair(s1: Side, s2: Side, e: V3) -> V3:
+  """K e = (I1^-1 + I2^-1) e, world frame: how far a unit angular impulse e turns body 2 relative to body 1."""
+  return s1.world_inv_inertia(e) + s2.world_inv_inertia(e)
+
+
+def angular_lock(s1: Side, s2: Side, n: V3, theta: Tensor, active: Tensor, lam: Tensor) -> tuple[Correction, Tensor]:
+  """Rigid full orientation lock (fixed and slide joints): body 2 turns by theta n relative to body 1, solved as one
+  3-vector constraint: angular impulse p = -K^-1 (theta n), K = I1^-1 + I2^-1 (world frame), dth1 = I1^-1 p,
+  dth2 = -I2^-1 p, so dth2 - dth1 = theta n exactly to first order. lam: the multiplier slot of the scalar form;
+  it accumulates p . n, the impulse along the error (the scalar form's dlam).
+
+  Why not M20's scalar form (angular(), eqs. 11-14): p = n dlam turns body 2 by I2^-1 n dlam, which is along n only
+  when n is a principal axis. Otherwise it removes the error along n and leaves a residual across it: with inverse
+  inertias in ratio r between two axes, an error at 45 degrees between them comes back turned by 90 degrees and
+  shrunk only by (r - 1) / (r + 1); one near the slow axis comes back up to (r - 1) / (2 sqrt(r)) times larger, then
+  smaller near the fast one. For a thin rod (I^-1 ~ [12, 12, 5000], r = 416) that is 0.995 per substep at 45 degrees,
+  and the velocity recovered from the alternating corrections persists: a pole kicked about a non-principal axis kept
+  ~5.8 rad/s about axes its hinge forbids (measured, pendulum_swingup). The exact solve has no cross-coupling
+  (Macklin et al. 2016 eq. 18 with a 3-vector C, as point() does for positions). Skipped (zero) below EPS or where K
+  is singular, e.g. both sides the world."""
+  one, zero = theta * 0.0 + 1.0, theta * 0.0
+  a, b, c = (inv_inertia_pair(s1, s2, e) for e in (V3(one, zero, zero), V3(zero, one, zero), V3(zero, zero, one)))
+  bc, ca, ab = b.cross(c), c.cross(a), a.cross(b)
+  det = a.dot(bc)
+  active = active & (det.abs() > 1e-30)
+  inv_det = active.where(-1.0 / active.where(det, 1.0), 0.0)
+  err = n * theta
+  p = V3(bc.dot(err), ca.dot(err), ab.dot(err)) * inv_det   # K symmetric: the adjugate's rows are these cross products
+  zero3 = p * 0.0
+  corr = Correction(dx1=zero3, dth1=s1.world_inv_inertia(p), dx2=zero3, dth2=-s2.world_inv_inertia(p))
+  return corr, lam + p.dot(n)
+
+
+def angular_align(s1: Side, s2: Side, a: V3, n: V3, theta: Tensor, active: Tensor,
+                  lam: Tensor) -> tuple[Correction, Tensor]:
+  """Rigid 2-dof axis alignment (hinge): body 2 turns by theta n relative to body 1 (n ⟂ a, unit), while rotation
+  about the hinge axis a (unit, world) stays free. The impulse p = pu u + pv v lies in the plane ⟂ a, basis u = n,
+  v = a x n, and the relative rotation -K p (K = I1^-1 + I2^-1) projects onto that plane as exactly theta n:
+    [u.Ku  u.Kv] [pu]   [-theta]
+    [v.Ku  v.Kv] [pv] = [  0   ]
+  Its component along a, (K p) . a, is left as it comes: it is the physical coupling of a body whose principal axes
+  are not aligned with the hinge, and a turn about a is what the joint allows. lam: the scalar form's slot; it
+  accumulates pu, the impulse along n.
+
+  Why not angular() (M20 eq. 20 with eqs. 11-14): see angular_lock. For a thin pole on a hinge ⟂ to it, n lies in
+  the plane of the pole's fast (I^-1 = 5000) and slow (12) axes; the scalar form's turn I^-1 n leans towards the
+  pole, so each substep it moved the error from n to a x n instead of removing it: a pole kicked about an off-hinge
+  axis kept spinning about it at ~5.8 rad/s, and random motor torques took some envs to 1e3 rad/s and NaN in 8 steps
+  (measured, pendulum_swingup)."""
+  u, v = n, a.cross(n)
+  ku, kv = inv_inertia_pair(s1, s2, u), inv_inertia_pair(s1, s2, v)
+  kuu, kuv, kvv = u.dot(ku), v.dot(ku), v.dot(kv)
+  det = kuu * kvv - kuv * kuv
+  active = active & (det.abs() > 1e-30)
+  scale = active.where(theta / active.where(det, 1.0), 0.0)
+  pu, pv = -(kvv * scale), kuv * scale                        # Cramer's rule on the 2x2 above
+  p = u * pu + v * pv
+  zero3 = p * 0.0
+  corr = Correction(dx1=zero3, dth1=s1.world_inv_inertia(p), dx2=zero3, dth2=-s2.world_inv_inertia(p))
+  return corr, lam + pu
+
+
 def chain(*parts: Correction) -> Correction:
   """Total of corrections applied one after another within one constraint (first-order sum of rotation vectors)."""
   tot = parts[0]

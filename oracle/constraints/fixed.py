@@ -2,7 +2,7 @@
 from oracle.constraints import register
 from oracle.constraints.ball import attach
 from oracle.math3 import Quat, take
-from oracle.xpbd import EPS, angular, apply, chain
+from oracle.xpbd import EPS, angular_lock, apply, chain
 
 
 def lock_orientation(model, jidx, s1, s2, lam):
@@ -12,7 +12,7 @@ def lock_orientation(model, jidx, s1, s2, lam):
   dq = (s1.q * rel) * s2.q.conj()
   sign = (dq.w < 0).where(-1.0, 1.0)  # shortest arc: q and -q are the same rotation
   theta, n, active = (dq.vec * (2.0 * sign)).norm_dir(EPS)
-  return angular(s1, s2, n, theta, active, lam, 0.0)
+  return angular_lock(s1, s2, n, theta, active, lam)  # one 3-vector solve (xpbd.angular_lock), rigid
 
 
 @register("fixed", nlam=4)

@@ -3,7 +3,7 @@ from oracle.actuators import servo_target
 from oracle.constraints import register, jvec, jscalar
 from oracle.constraints.ball import attach
 from oracle.math3 import atan2, take
-from oracle.xpbd import EPS, angular, apply, chain
+from oracle.xpbd import EPS, angular, angular_align, apply, chain
 
 
 def hinge_angle(model, jidx, s1, s2):
@@ -21,11 +21,12 @@ def wrap(angle):
 
 @register("hinge", nlam=6)
 def hinge(model, jidx, s1, s2, lam, h, ctrl=None):
-  # 1. align the axes: body 2 turns about a2 x a1, which carries a2 onto a1 (M20 eq. 20); always rigid
+  # 1. align the axes: body 2 turns about a2 x a1, which carries a2 onto a1 (M20 eq. 20); always rigid. A 2-dof
+  #    solve (xpbd.angular_align): the turn about the parent's axis a1 stays free, as for the limit and servo below
   a1 = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
   a2 = s2.q.rotate(jvec(model, "jnt_axis_child", jidx))
   theta, n, active = a2.cross(a1).norm_dir(EPS)
-  align, l_align = angular(s1, s2, n, theta, active, lam[0], 0.0)
+  align, l_align = angular_align(s1, s2, a1, n, theta, active, lam[0])
   s1, s2 = apply(s1, s2, align)
   # 2. limits (M20 Alg. 3): when the angle leaves [lo, hi], turn body 2 about the axis by (target - angle)
   phi, axis = hinge_angle(model, jidx, s1, s2)
