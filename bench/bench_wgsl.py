@@ -79,9 +79,10 @@ def dispatch_overhead(calls: int = 50) -> float:
   return (time.perf_counter() - t0) / calls
 
 
-def lanes_comparison(items: list[tuple[str, int, tuple[int, ...]]]) -> dict:
+def lanes_comparison(items: list[tuple[str, int, tuple[int, ...]]], keep) -> None:
   """The WGSL kernel alone at each LANES (invocations per env: 1 is one env per invocation, more is one env per
-  workgroup) for each (scene, batch, lanes values), same run, 20 steps (10 per call) per timing."""
+  workgroup) for each (scene, batch, lanes values), same run, 20 steps (10 per call) per timing. keep(record) gets
+  the record so far after every timing (a run cut short by a time limit keeps what it measured)."""
   from engine import wgsl
   old, results = wgsl.LANES, []
   for name, batch, values in items:
@@ -91,9 +92,9 @@ def lanes_comparison(items: list[tuple[str, int, tuple[int, ...]]]) -> dict:
       print(f"{name:9s} x{batch:<6d} lanes {lanes:3d} {r['env_steps_per_s']:>12,.0f} env-steps/s  compile "
             f"{r['compile_s']:6.1f} s  check {'ok' if r['check_ok'] else 'FAILED'} ({r['check_value']:.1e})",
             flush=True)
+      keep({"adapter": wgsl.adapter(), "cpus": os.cpu_count(), "lp_num_threads": os.environ.get("LP_NUM_THREADS"),
+            "load_average": os.getloadavg(), "time": time.strftime("%Y-%m-%d %H:%M:%S"), "results": results})
   wgsl.LANES = old
-  return {"adapter": wgsl.adapter(), "cpus": os.cpu_count(), "lp_num_threads": os.environ.get("LP_NUM_THREADS"),
-          "load_average": os.getloadavg(), "time": time.strftime("%Y-%m-%d %H:%M:%S"), "results": results}
 
 
 def save(path: Path, **keys) -> None:
@@ -115,7 +116,7 @@ def main(argv=None) -> int:
     key = "lanes" + (f"_lp_num_threads_{os.environ['LP_NUM_THREADS']}" if "LP_NUM_THREADS" in os.environ else "")
     items = [("stack10", 64, (1, 32, 64)), ("pendulum", 256, (1, 32, 64)), ("stack10", 1, (1, 32)),
              ("stack10", 4, (1, 32))] + ([("stack10", 4096, (1, 32, 64))] if args.gpu else [])
-    save(Path(args.out), **{key: lanes_comparison(items)})
+    lanes_comparison(items, lambda record: save(Path(args.out), **{key: record}))
     return 0
   items = [("pendulum", 256), ("pendulum", 4096), ("stack10", 64)] + ([("pendulum", 65536), ("stack10", 4096)]
                                                                        if args.gpu else [])
@@ -127,6 +128,9 @@ def main(argv=None) -> int:
     print(f"no WEBGPU device ({e}); only the CPU oracle runs", file=sys.stderr)
     args.configs = [c for c in args.configs if c == "oracle-CPU"]
   results = []
+  meta = {"python": platform.python_version(), "tinygrad": importlib.metadata.version("tinygrad"),
+          "numpy": np.__version__, "machine": platform.processor() or platform.machine(), "dispatch_overhead_s": None,
+          "time": time.strftime("%Y-%m-%d %H:%M:%S")}
   for name, batch in items:
     for config in args.configs:
       per_call = 10 if config.startswith("wgsl") else 1
@@ -141,12 +145,10 @@ def main(argv=None) -> int:
         print(f"{name:9s} x{batch:<6d} {config:14s} {r['env_steps_per_s']:>12,.0f} env-steps/s  compile "
               f"{r['compile_s']:6.1f} s  check {'ok' if r['check_ok'] else 'FAILED'} ({r['check_value']:.1e})",
               flush=True)
+      save(Path(args.out), meta=meta, results=results)   # after every figure: a run cut short keeps what it measured
   overhead = dispatch_overhead() if "wgsl-WEBGPU" in args.configs else None
   if overhead is not None: print(f"wgsl dispatch overhead: {overhead * 1e3:.2f} ms per call (1 env, 1 step)")
-  meta = {"python": platform.python_version(), "tinygrad": importlib.metadata.version("tinygrad"),
-          "numpy": np.__version__, "machine": platform.processor() or platform.machine(),
-          "dispatch_overhead_s": overhead, "time": time.strftime("%Y-%m-%d %H:%M:%S")}
-  save(Path(args.out), meta=meta, results=results)
+  save(Path(args.out), meta={**meta, "dispatch_overhead_s": overhead}, results=results)
   return 0
 
 
