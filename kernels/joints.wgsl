@@ -35,24 +35,29 @@ fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: 
   return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
 }
 
-fn inv_inertia_pair(s1: Side, s2: Side, e: vec3<f32>) -> vec3<f32> {  // (I1^-1 + I2^-1) e
-  return world_inv_inertia(s1, e) + world_inv_inertia(s2, e);
-}
-
-// rigid full orientation lock as one 3-vector constraint (oracle/xpbd.py angular_lock): p = -K^-1 (theta n),
-// K = I1^-1 + I2^-1; lam[li] accumulates p . n
-fn angular_lock(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
-  let a = inv_inertia_pair(s1, s2, vec3<f32>(1.0, 0.0, 0.0));
-  let b = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 1.0, 0.0));
-  let c = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 0.0, 1.0));
+// -K^-1 rhs for the symmetric 3x3 K with columns a, b, c, by the adjugate; zero where off or K singular
+// (oracle/xpbd.py neg_solve3)
+fn neg_solve3(a: vec3<f32>, b: vec3<f32>, c: vec3<f32>, rhs: vec3<f32>, on_: bool) -> vec3<f32> {
   let bc = cross(b, c);
   let ca = cross(c, a);
   let ab = cross(a, b);
   let det = dot(a, bc);
   let on = on_ && abs(det) > 1e-30;
   let inv_det = select(0.0, -1.0 / select(1.0, det, on), on);
-  let err = n * theta;
-  let p = vec3<f32>(dot(bc, err), dot(ca, err), dot(ab, err)) * inv_det;
+  return vec3<f32>(dot(bc, rhs), dot(ca, rhs), dot(ab, rhs)) * inv_det;
+}
+
+fn inv_inertia_pair(s1: Side, s2: Side, e: vec3<f32>) -> vec3<f32> {  // (I1^-1 + I2^-1) e
+  return world_inv_inertia(s1, e) + world_inv_inertia(s2, e);
+}
+
+// rigid full orientation lock as one 3-vector constraint (oracle/xpbd.py angular_lock): p = -K^-1 (theta n),
+// K = I1^-1 + I2^-1; lam[li] accumulates p . n
+fn angular_lock(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32) -> Correction {
+  let a = inv_inertia_pair(s1, s2, vec3<f32>(1.0, 0.0, 0.0));
+  let b = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 1.0, 0.0));
+  let c = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 0.0, 1.0));
+  let p = neg_solve3(a, b, c, n * theta, on);
   lam[li] = lam[li] + dot(p, n);
   return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
 }
@@ -85,14 +90,7 @@ fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32
   let a = k_apply(s1, r1, vec3<f32>(1.0, 0.0, 0.0)) + k_apply(s2, r2, vec3<f32>(1.0, 0.0, 0.0)) + vec3<f32>(1.0, 0.0, 0.0) * at;
   let b = k_apply(s1, r1, vec3<f32>(0.0, 1.0, 0.0)) + k_apply(s2, r2, vec3<f32>(0.0, 1.0, 0.0)) + vec3<f32>(0.0, 1.0, 0.0) * at;
   let c = k_apply(s1, r1, vec3<f32>(0.0, 0.0, 1.0)) + k_apply(s2, r2, vec3<f32>(0.0, 0.0, 1.0)) + vec3<f32>(0.0, 0.0, 1.0) * at;
-  let bc = cross(b, c);
-  let ca = cross(c, a);
-  let ab = cross(a, b);
-  let det = dot(a, bc);
-  let on = norm_dir(d, EPS).on && abs(det) > 1e-30;
-  let rhs = d + lv * at;
-  let inv_det = select(0.0, -1.0 / select(1.0, det, on), on);
-  let P = vec3<f32>(dot(bc, rhs), dot(ca, rhs), dot(ab, rhs)) * inv_det;
+  let P = neg_solve3(a, b, c, d + lv * at, norm_dir(d, EPS).on);
   lam[li] = lv.x + P.x;
   lam[li + 1u] = lv.y + P.y;
   lam[li + 2u] = lv.z + P.z;

@@ -74,6 +74,22 @@ def inv_inertia_pair(s1: Side, s2: Side, e: V3) -> V3:
   return s1.world_inv_inertia(e) + s2.world_inv_inertia(e)
 
 
+def unit_basis(like: Tensor) -> tuple[V3, V3, V3]:
+  """The world axes e_x, e_y, e_z as V3s shaped like `like`: the columns of a 3x3 operator are its images of them."""
+  one, zero = like * 0.0 + 1.0, like * 0.0
+  return V3(one, zero, zero), V3(zero, one, zero), V3(zero, zero, one)
+
+
+def neg_solve3(a: V3, b: V3, c: V3, rhs: V3, active: Tensor) -> V3:
+  """-K^-1 rhs for the symmetric 3x3 K with columns a, b, c, by the adjugate (K symmetric: its rows are the cross
+  products b x c, c x a, a x b over det K); zero where not active or K is singular (|det| <= 1e-30)."""
+  bc, ca, ab = b.cross(c), c.cross(a), a.cross(b)
+  det = a.dot(bc)
+  active = active & (det.abs() > 1e-30)
+  inv_det = active.where(-1.0 / active.where(det, 1.0), 0.0)
+  return V3(bc.dot(rhs), ca.dot(rhs), ab.dot(rhs)) * inv_det
+
+
 def angular_lock(s1: Side, s2: Side, n: V3, theta: Tensor, active: Tensor, lam: Tensor) -> tuple[Correction, Tensor]:
   """Rigid full orientation lock (fixed and slide joints): body 2 turns by theta n relative to body 1, solved as one
   3-vector constraint: angular impulse p = -K^-1 (theta n), K = I1^-1 + I2^-1 (world frame), dth1 = I1^-1 p,
@@ -89,14 +105,8 @@ def angular_lock(s1: Side, s2: Side, n: V3, theta: Tensor, active: Tensor, lam: 
   ~5.8 rad/s about axes its hinge forbids (measured, pendulum_swingup). The exact solve has no cross-coupling
   (Macklin et al. 2016 eq. 18 with a 3-vector C, as point() does for positions). Skipped (zero) below EPS or where K
   is singular, e.g. both sides the world."""
-  one, zero = theta * 0.0 + 1.0, theta * 0.0
-  a, b, c = (inv_inertia_pair(s1, s2, e) for e in (V3(one, zero, zero), V3(zero, one, zero), V3(zero, zero, one)))
-  bc, ca, ab = b.cross(c), c.cross(a), a.cross(b)
-  det = a.dot(bc)
-  active = active & (det.abs() > 1e-30)
-  inv_det = active.where(-1.0 / active.where(det, 1.0), 0.0)
-  err = n * theta
-  p = V3(bc.dot(err), ca.dot(err), ab.dot(err)) * inv_det   # K symmetric: the adjugate's rows are these cross products
+  a, b, c = (inv_inertia_pair(s1, s2, e) for e in unit_basis(theta))
+  p = neg_solve3(a, b, c, n * theta, active)
   zero3 = p * 0.0
   corr = Correction(dx1=zero3, dth1=s1.world_inv_inertia(p), dx2=zero3, dth2=-s2.world_inv_inertia(p))
   return corr, lam + p.dot(n)
@@ -154,17 +164,8 @@ def point(s1: Side, s2: Side, r1: V3, r2: V3, d: V3, lam: tuple, alpha_tilde) ->
   (Macklin et al. 2016 eq. 18 with a 3-vector C)."""
   lam_v = V3(*(l if isinstance(l, Tensor) else d.x * 0.0 + l for l in lam))
   def k_apply(s: Side, r: V3, e: V3) -> V3: return e * s.im + s.world_inv_inertia(r.cross(e)).cross(r)
-  one, zero = d.x * 0.0 + 1.0, d.x * 0.0
-  cols = [k_apply(s1, r1, e) + k_apply(s2, r2, e) + e * alpha_tilde
-          for e in (V3(one, zero, zero), V3(zero, one, zero), V3(zero, zero, one))]
-  a, b, c = cols
-  bc, ca, ab = b.cross(c), c.cross(a), a.cross(b)
-  det = a.dot(bc)
-  _, _, active = d.norm_dir(EPS)
-  active = active & (det.abs() > 1e-30)
-  rhs = d + lam_v * alpha_tilde
-  inv_det = active.where(-1.0 / active.where(det, 1.0), 0.0)
-  P = V3(bc.dot(rhs), ca.dot(rhs), ab.dot(rhs)) * inv_det   # K symmetric: the adjugate's rows are these cross products
+  a, b, c = (k_apply(s1, r1, e) + k_apply(s2, r2, e) + e * alpha_tilde for e in unit_basis(d.x))
+  P = neg_solve3(a, b, c, d + lam_v * alpha_tilde, d.norm_dir(EPS)[2])
   corr = Correction(dx1=P * s1.im, dth1=s1.world_inv_inertia(r1.cross(P)),
                     dx2=-(P * s2.im), dth2=-s2.world_inv_inertia(r2.cross(P)))
   new = lam_v + P

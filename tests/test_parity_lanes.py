@@ -58,7 +58,7 @@ def test_parity_lanes_vs_one_lane(name, lanes, lanes_forced):
 def test_parity_lanes_vs_oracle(lanes_forced):
   """The bounds of tests/test_parity_wgsl.py, on 4 lanes."""
   lanes_forced(4)
-  check(compare(SCENES / "compliant_hang.json", steps=1))
+  check(compare(SCENES / "compliant_hang.json", steps=1, judge=False))
 
 
 def test_parity_lanes_options():

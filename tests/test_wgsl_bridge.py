@@ -66,7 +66,7 @@ def test_verify_wgsl_counts_dropped_pairs():
   bodies = [{"name": f"s{k}", "pos": [0.15 * (k % 2), 0.15 * (k // 2), 1.0], "geoms": [{"type": "sphere",
             "size": [0.1]}]} for k in range(4)]
   scene = {"name": "cluster", "contact": {"pair_capacity": 2, "hash_slots": 64}, "bodies": bodies}
-  far = np.array([[2.0 * k, 0.0, 1.0] for k in range(4)] * 2, dtype=np.float32).reshape(2, 4, 3)
+  far = np.tile(np.array([[2.0 * k, 0.0, 1.0] for k in range(4)], dtype=np.float32), (2, 1, 1))   # 2 envs apart
   got = {}
   for backend in ("oracle", "wgsl"):   # one simulator (one compile) per backend for both starts
     model = engine.load_scene(scene, device="WEBGPU" if backend == "wgsl" else None)
