@@ -63,9 +63,16 @@ class Simulator:
   def _check(self, state: State, ctrl) -> Tensor | None:
     """Validate the state's shape and the controls; returns ctrl as a realised (batch, nact) Tensor of the model's
     dtype (zeros when the model has actuators and ctrl is None), or None for a model without actuators."""
-    want = (self.batch, self.model.nbody, 3)
-    if tuple(state.body_pos.shape) != want:
-      raise ValueError(f"state.body_pos: expected shape {want} (batch, nbody, 3), got {tuple(state.body_pos.shape)}")
+    B, n, dtype = self.batch, self.model.nbody, self.model.body_pos0.dtype
+    for name, want in (("body_pos", (B, n, 3)), ("body_quat", (B, n, 4)), ("body_vel", (B, n, 3)),
+                       ("body_angvel", (B, n, 3)), ("time", (B,))):
+      t = getattr(state, name)
+      what = "(batch,)" if name == "time" else f"(batch, nbody, {want[-1]})"
+      if not isinstance(t, Tensor): raise ValueError(f"state.{name}: expected a Tensor, got {type(t).__name__}")
+      if tuple(t.shape) != want: raise ValueError(f"state.{name}: expected shape {want} {what}, got {tuple(t.shape)}")
+      if t.device != self.device: raise ValueError(f"state.{name}: expected a tensor on {self.device}, got one on "
+                                                   f"{t.device} (create it with device=state.body_pos.device)")
+      if t.dtype != dtype: raise ValueError(f"state.{name}: expected {dtype} (the model's dtype), got {t.dtype}")
     return check_ctrl(self.model, self.batch, ctrl, self.device)
 
   # --- stepping ---

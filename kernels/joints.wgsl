@@ -35,15 +35,20 @@ fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: 
   return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
 }
 
-// -K^-1 rhs for the symmetric 3x3 K with columns a, b, c, by the adjugate; zero where off or K singular
-// (oracle/xpbd.py neg_solve3)
-fn neg_solve3(a: vec3<f32>, b: vec3<f32>, c: vec3<f32>, rhs: vec3<f32>, on_: bool) -> vec3<f32> {
+// -K^-1 rhs for the symmetric 3x3 K with columns a, b, c, by the adjugate of K / s, s its largest |entry| (det K
+// overflows f32 for ~1 mm bodies); zero where off or K singular (oracle/xpbd.py neg_solve3)
+fn neg_solve3(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, rhs: vec3<f32>, on_: bool) -> vec3<f32> {
+  let m = max(max(max(abs(a_.x), abs(a_.y)), max(abs(a_.z), abs(b_.y))), max(abs(b_.z), abs(c_.z)));
+  let s = select(1.0, m, m > 0.0);
+  let a = a_ / s;
+  let b = b_ / s;
+  let c = c_ / s;
   let bc = cross(b, c);
   let ca = cross(c, a);
   let ab = cross(a, b);
   let det = dot(a, bc);
   let on = on_ && abs(det) > 1e-30;
-  let inv_det = select(0.0, -1.0 / select(1.0, det, on), on);
+  let inv_det = select(0.0, -1.0 / select(1.0, det * s, on), on);
   return vec3<f32>(dot(bc, rhs), dot(ca, rhs), dot(ab, rhs)) * inv_det;
 }
 

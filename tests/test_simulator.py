@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 import engine
+from tinygrad import dtypes
 from engine.scene import load_scene_dict
 from helpers import SCENES
 
@@ -58,3 +59,10 @@ def test_simulator_bad_input_is_named(sim):
   wrong = engine.Simulator(sim.model, batch=2).reset()
   with pytest.raises(ValueError, match=r"state.body_pos: expected shape \(3, 1, 3\)"): sim.step(wrong)
   with pytest.raises(ValueError, match="ctrl"): sim.step(sim.reset(), ctrl=np.zeros((3, 1)))
+  s = sim.reset()
+  with pytest.raises(ValueError, match=r"state.body_angvel: expected shape \(3, 1, 3\)"):
+    sim.step(s.replace(body_angvel=s.body_angvel[..., :2]))
+  with pytest.raises(ValueError, match="state.body_vel: expected a tensor on CPU, got one on PYTHON"):
+    sim.trajectory(s.replace(body_vel=s.body_vel.to("PYTHON")), 1)
+  with pytest.raises(ValueError, match="state.time: expected dtypes.float"):
+    sim.rollout(s.replace(time=s.time.cast(dtypes.int32)), 1)

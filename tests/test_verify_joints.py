@@ -169,3 +169,24 @@ def test_verify_fixed_anisotropic_child_settles():
       # within the free-rotation test's bound for the integrator's drift (2e-3 of |L|; measured 8e-5 here): a wrong
       # sign on either side's torque would change L by O(|L|) in the first step
       assert np.abs(L - L[0]).max() < 2e-3 * np.abs(L[0]).max(), np.abs(L - L[0]).max()
+
+
+@pytest.mark.parametrize("backend", ["oracle", "wgsl"])
+def test_verify_fixed_millimetre_body_locks(backend):
+  """A 0.6 x 0.9 x 1.2 mm box (I^-1 ~ 1e13 /(kg m^2)) welded to the world at its centre, float32, kicked by 0.6 rad/s:
+  the orientation lock stops it within one step, as for a 10 cm box. The lock's 3x3 solve (xpbd.neg_solve3) had
+  det K ~ (I^-1)^3 = 1e39, beyond float32: det became inf, the correction zero, and the box kept its 0.6 rad/s
+  spin on both backends (measured). Now < 1e-6 rad/s from the first step."""
+  from tinygrad import Tensor, dtypes
+  if backend == "wgsl": __import__("engine.wgsl").wgsl.require_webgpu()
+  chip = {"name": "chip", "pos": [0.0, 0.0, 1.0], "geoms": [{"type": "box", "size": [3e-4, 4.5e-4, 6e-4]}]}
+  scene = {"name": "weld_chip", "gravity": [0.0, 0.0, 0.0], "dt": 0.01, "substeps": 10, "contact": {"enabled": False},
+           "bodies": [chip], "joints": [{"type": "fixed", "parent": "world", "child": "chip", "anchor": [0.0, 0.0, 1.0]}]}
+  model = engine.load_scene(scene, dtype=dtypes.float32, **({"device": "WEBGPU"} if backend == "wgsl" else {}))
+  assert model.body_inv_inertia.numpy().min() > 5e12   # the regime where det K overflowed float32
+  sim = engine.Simulator(model, 4, backend=backend)
+  s = sim.reset()
+  kicks = np.array([[0.6, 0.0, 0.0], [0.0, 0.6, 0.0], [0.0, 0.0, 0.6], [0.35, -0.35, 0.35]], np.float32)
+  _, run = sim.trajectory(s.replace(body_angvel=Tensor(kicks[:, None], device=s.body_pos.device)), 3)
+  w = np.abs(run["angvel"][1:]).max()
+  assert w < 1e-6, f"{backend}: {w:.2e} rad/s left of the 0.6 rad/s kick"
