@@ -206,11 +206,10 @@ def check_model(model: Model) -> None:
     warnings.warn(f"{model.name}: results may be wrong on this adapter: {why}", RuntimeWarning, stacklevel=3)
 
 
-def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,
-                  damping: bool | None = None, lanes: int | None = None) -> tuple[Tensor, Tensor]:
+def step_scratch(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,
+                 damping: bool | None = None, lanes: int | None = None) -> tuple[Tensor, Tensor]:
   """`steps` env-steps of every env by the WGSL kernel: packed (B, nbody, 13) float32 on WEBGPU -> the same shape,
-  and (B,) int32: the candidate pairs the broadphase dropped for want of capacity, summed over the steps (the
-  oracle's PairTable.overflow without its hash-bucket term, which a brute-force broadphase does not have).
+  and the (B, SCR) scratch rows as the launch left them (contact_set and step_overflow read them).
   ctrl: (B, nact) or None (zeros). damping: see kernels.program.source. lanes: invocations per env (None: LANES, else
   kernels.program.default_lanes for this adapter). Lazy, like any tensor op; realise it or call it inside a
   TinyJit."""
@@ -220,9 +219,28 @@ def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, step
   if ctrl is None or model.nact == 0: ctrl = Tensor.zeros(B, 1, device="WEBGPU").contiguous()
   tab, consts = tables(model)
   lanes = lanes or LANES or default_lanes(model, B, cpu_adapter())
-  out, scratch = launch(source(model, B, steps, damping, lanes), ENTRY, (B, model.nbody, 13), packed, params(model),
-                        ctrl, tab, threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes))
-  return out, scratch[:, consts["OVF"]].cast(dtypes.int32)
+  return launch(source(model, B, steps, damping, lanes), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl,
+                tab, threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes))
+
+
+def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,
+                  damping: bool | None = None, lanes: int | None = None) -> tuple[Tensor, Tensor]:
+  """step_scratch's state and (B,) int32: the candidate pairs the broadphase dropped for want of capacity, summed
+  over the steps (the oracle's PairTable.overflow without its hash-bucket term, which a brute-force broadphase does
+  not have)."""
+  out, scratch = step_scratch(model, packed, ctrl, steps, damping, lanes)
+  return out, scratch[:, tables(model)[1]["OVF"]].cast(dtypes.int32)
+
+
+def contact_set(model: Model, scratch: Tensor) -> tuple[Tensor, Tensor]:
+  """The last step's pair table (B, NPAIR, 2) int32 (geom indices, -1 in empty slots; oracle ContactPlan.pairs) and
+  the last substep's contacts (B, NSLOT, 13) in oracle/contacts.py narrowphase's row layout and slot order, from
+  step_scratch's scratch rows (kernels/contacts.wgsl: pairs, then SLOT_W floats per slot, the row first). Slots of
+  empty pairs hold stale values: the kernel never reads them, and neither should a caller."""
+  c = tables(model)[1]
+  B, npair, nslot = scratch.shape[0], c["NPAIR"], c["NSLOT"]
+  slots = scratch[:, 2 * npair:2 * npair + c["SLOT_W"] * nslot].reshape(B, nslot, c["SLOT_W"])
+  return scratch[:, :2 * npair].reshape(B, npair, 2).cast(dtypes.int32), slots[..., :13]
 
 
 def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None,
@@ -231,4 +249,4 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
   return step_overflow(model, packed, ctrl, steps, damping, lanes)[0]
 
 
-__all__ = ["step", "step_overflow", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "LANES"]
+__all__ = ["step", "step_overflow", "step_scratch", "contact_set", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "LANES"]

@@ -113,6 +113,9 @@ fn capsule_box(a: Geom, b: Geom) {
 // found, n, a's edge i, b's edge j) of the 15-axis SAT
 struct Sat { f_sep: f32, f_n: vec3<f32>, ref_a: bool, k: u32, e_sep: f32, e_ok: bool, e_n: vec3<f32>, i: u32, j: u32 }
 
+// whether an axis of separation sep replaces the incumbent best (b's face over a's, an edge over the face)
+fn _beats(sep: f32, best: f32) -> bool { return sep > best + FACE_BIAS_REL * abs(best) + FACE_BIAS_ABS; }
+
 fn _sat(a: Geom, b: Geom, ua: array<vec3<f32>, 3>, ub: array<vec3<f32>, 3>, d: vec3<f32>) -> Sat {
   let ha = a.size;
   let hb = b.size;
@@ -121,6 +124,7 @@ fn _sat(a: Geom, b: Geom, ua: array<vec3<f32>, 3>, ub: array<vec3<f32>, 3>, d: v
     c[i] = vec3<f32>(abs(dot(ua[i], ub[0])), abs(dot(ua[i], ub[1])), abs(dot(ua[i], ub[2])));
   }
   var out: Sat;
+  var fb: Sat;   // b's best face axis; out holds a's, then the winner
   for (var m = 0u; m < 6u; m++) {  // a's three face axes, then b's
     let ref_a = m < 3u;
     let k = m % 3u;
@@ -131,10 +135,12 @@ fn _sat(a: Geom, b: Geom, ua: array<vec3<f32>, 3>, ub: array<vec3<f32>, 3>, d: v
     else { rad = hb[k] + (ha[0] * c[0][k] + ha[1] * c[1][k] + ha[2] * c[2][k]); }
     let n = us * select(-1.0, 1.0, dl >= 0.0);  // coincident centres take +axis
     let sep = abs(dl) - rad;
-    if (m == 0u || sep > out.f_sep) {  // strict: ties keep the earlier axis (a's before b's)
+    if (ref_a && (m == 0u || sep > out.f_sep)) {  // strict: ties keep the earlier axis
       out.f_sep = sep; out.f_n = n; out.ref_a = ref_a; out.k = k;
     }
+    if (!ref_a && (m == 3u || sep > fb.f_sep)) { fb.f_sep = sep; fb.f_n = n; fb.ref_a = ref_a; fb.k = k; }
   }
+  if (_beats(fb.f_sep, out.f_sep)) { out.f_sep = fb.f_sep; out.f_n = fb.f_n; out.ref_a = false; out.k = fb.k; }
   for (var i = 0u; i < 3u; i++) {
     for (var j = 0u; j < 3u; j++) {
       let nd = norm_dir(cross(ua[i], ub[j]), BOX_BOX_PARALLEL_SIN);
@@ -337,7 +343,7 @@ fn box_box(a: Geom, b: Geom) {
   let ua = box_axes(a.rot);
   let ub = box_axes(b.rot);
   let sat = _sat(a, b, ua, ub, b.pos - a.pos);
-  let use_edge = sat.e_ok && (sat.e_sep > sat.f_sep + FACE_BIAS_REL * abs(sat.f_sep) + FACE_BIAS_ABS);
+  let use_edge = sat.e_ok && _beats(sat.e_sep, sat.f_sep);
   _face_contacts(a, b, ua, ub, sat.f_n, sat.ref_a, sat.k);
   let edge = _edge_contact(a, b, ua, ub, sat.e_n, sat.i, sat.j);
   let n = select(sat.f_n, sat.e_n, use_edge);

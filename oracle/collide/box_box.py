@@ -3,9 +3,13 @@
 1. SAT. For each axis L (3 face normals of a, 3 of b, 9 edge cross products) the separation is
    |d.L| - r_a(L) - r_b(L), d = centre offset, r = the box's projected half width. The axis of greatest separation
    (least penetration) is the contact normal. Edge axes of near-parallel edges have no direction and are skipped
-   (the face axes cover those poses), and an edge axis must beat the best face axis by FACE_BIAS_REL of its depth
-   plus FACE_BIAS_ABS, as in ODE's dBoxBox: a resting box then keeps face contacts instead of flickering to a
-   single edge point when an edge axis ties the face axis (equal stacked cubes tie exactly).
+   (the face axes cover those poses). An edge axis must beat the best face axis by FACE_BIAS_REL of its depth plus
+   FACE_BIAS_ABS, as in ODE's dBoxBox: a resting box then keeps face contacts instead of flickering to a single edge
+   point when an edge axis ties the face axis (equal stacked cubes tie exactly). b's best face must beat a's the
+   same way, as Box2D's b2CollidePolygons prefers the first polygon's face: two stacked boxes tilted against each
+   other by a few 1e-4 rad have face separations a few 1e-8 m apart, below float32's rounding of them, so without
+   the bias the normal (one box's up axis or the other's) flickered with rounding, and the oracle and the WGSL kernel
+   picked different boxes' faces from the same state (tests/test_parity_wgsl_stages.py, stack10).
 2. Face axis: the box owning it gives the reference face (the face along the normal towards the other box), the
    other box the incident face (its face most anti-parallel to the reference normal). In the reference face's 2D
    frame, the 24 candidates are the 4 incident corners inside the reference rectangle, the 4 reference corners
@@ -30,6 +34,12 @@ INSIDE_TOL = 1e-5     # [-] relative slack of the inside tests: corners that coi
 DUP_TOL = 1e-3        # [-] picks closer than this times the reference face's half extents (summed) are duplicates
 
 
+def _beats(sep: Tensor, best: Tensor) -> Tensor:
+  """Whether an axis of separation sep replaces the incumbent best: by FACE_BIAS_REL of its separation plus
+  FACE_BIAS_ABS (b's face over a's, an edge over the face)."""
+  return sep > best + FACE_BIAS_REL * best.abs() + FACE_BIAS_ABS
+
+
 def _sel(take: Tensor, new, old):
   """take ? new : old for a Tensor, a Python number or a V3: one step of a running argmax over a fixed list."""
   return new.where(take, old) if isinstance(new, V3) else take.where(new, old)
@@ -40,16 +50,18 @@ def _sat(a: Geom, b: Geom, ua, ub, d: V3):
   axis is a's, k its index, and the best edge axis (sep, found, n, i, j) for a's edge i and b's edge j."""
   ha, hb = (a.size.x, a.size.y, a.size.z), (b.size.x, b.size.y, b.size.z)
   c = [[ua[i].dot(ub[j]).abs() for j in range(3)] for i in range(3)]  # |cos| between the axes, reused by all 15
-  face = None
+  best = {}   # per box, its best face axis
   for ref_a, (us, k) in [(True, (ua, k)) for k in range(3)] + [(False, (ub, k)) for k in range(3)]:
     dl = d.dot(us[k])
     rad = ha[k] + sum(hb[j] * c[k][j] for j in range(3)) if ref_a else hb[k] + sum(ha[i] * c[i][k] for i in range(3))
     n = us[k] * (dl >= 0).where(1.0, -1.0)  # coincident centres take +axis
     cand = (dl.abs() - rad, n, ref_a, k)
-    if face is None: face = cand
+    if ref_a not in best: best[ref_a] = cand
     else:
-      take = cand[0] > face[0]  # strict: ties keep the earlier axis (a's before b's)
-      face = tuple(_sel(take, x, y) for x, y in zip(cand, face))
+      take = cand[0] > best[ref_a][0]  # strict: ties keep the earlier axis
+      best[ref_a] = tuple(_sel(take, x, y) for x, y in zip(cand, best[ref_a]))
+  fa, fb = best[True], best[False]
+  face = tuple(_sel(_beats(fb[0], fa[0]), x, y) for x, y in zip(fb, fa))
   edge = None
   for i in range(3):
     for j in range(3):
@@ -190,7 +202,7 @@ def box_box(a: Geom, b: Geom) -> list[Contact]:
   the closest points of the two edges, slots 1-3 invalid. Valid slots have depth > -MARGIN."""
   ua, ub = box_axes(a.rot), box_axes(b.rot)
   (f_sep, f_n, ref_a, k), (e_sep, e_ok, e_n, i, j) = _sat(a, b, ua, ub, b.pos - a.pos)
-  use_edge = e_ok & (e_sep > f_sep + FACE_BIAS_REL * f_sep.abs() + FACE_BIAS_ABS)
+  use_edge = e_ok & _beats(e_sep, f_sep)
   faces = _face_contacts(a, b, ua, ub, f_n, ref_a, k)
   edge = _edge_contact(a, b, ua, ub, e_n, i, j)
   out = [Contact(edge.pa.where(use_edge, faces[0].pa), edge.pb.where(use_edge, faces[0].pb), e_n.where(use_edge, f_n),
