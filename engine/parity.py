@@ -94,6 +94,51 @@ def compare(src, steps: int = 1, batch: int = BATCH, seed: int = 0, noise: float
   return compare_cases(src, [(steps, noise)], batch, seed, judge)[0]
 
 
+def _contacts(model, p32: np.ndarray, backend: str) -> tuple[np.ndarray, np.ndarray]:
+  """The pair table (B, NPAIR, 2) and contacts (B, NSLOT, ROW) of one step of one substep from p32: the oracle's
+  contact_plan -> motor_loads -> integrate -> narrowphase, or what the kernel's scratch holds after it."""
+  import engine.wgsl as wgsl
+  from oracle.actuators import motor_loads
+  from oracle.contacts import contact_plan, narrowphase
+  from oracle.integrate import integrate
+  if backend == "wgsl":
+    pairs, rows = wgsl.contact_set(model, wgsl.step_scratch(model, Tensor(p32, device="WEBGPU"))[1])
+    return pairs.numpy(), rows.numpy()
+  packed = Tensor(p32).contiguous().realize()
+  plan = contact_plan(model, packed)
+  work = integrate(model, packed, model.dt, *motor_loads(model, packed, None)).contiguous().realize()
+  return plan.pairs.numpy(), narrowphase(model, plan, work).numpy()
+
+
+def compare_contacts(src, batch: int = BATCH, seed: int = 0, noise: float = 0.5) -> dict | None:
+  """Contact-set parity (None for a scene without contacts). With one substep, a one-step launch leaves in its
+  scratch rows the pair table its broadphase built and the contacts its narrowphase found at the poses `integrate`
+  predicted (engine.wgsl.contact_set), in the oracle's canonical order (plane pairs, then each type-pair block in the
+  broadphase's order), so both compare slot by slot from the same kicked float32 states. Returns the slot counts
+  (live: slots of a candidate pair, valid: valid in the oracle), pairs_differ (env, pair) entries, flips (live slots
+  whose valid flag differs) and the max |diff| over the oracle's valid slots of n, ra, rb, material (friction,
+  restitution) and approach (speed along n)."""
+  from kernels.program import contact_tables
+  from oracle.contacts import APPROACH, FRICTION, NORMAL, RA, RB, RESTITUTION, VALID, has_contacts
+  scene = {**load_scene_dict(src), "substeps": 1}
+  model = build_model(scene)
+  if not has_contacts(model): return None
+  p32 = kicked_states(model, batch, seed, noise)[0].astype(np.float32)
+  want_pairs, want = _contacts(model, p32, "oracle")
+  got_pairs, got = _contacts(build_model(scene, device="WEBGPU"), p32, "wgsl")
+  consts, flat = contact_tables(model)
+  slot_pair = np.array(flat[consts["T_SLOT_PAIR"]:consts["T_SLOT_PAIR"] + consts["NSLOT"]], dtype=np.int64)
+  live = want_pairs[:, slot_pair, 0] >= 0   # (B, NSLOT): the slot belongs to a candidate pair
+  valid = live & (want[..., VALID] > 0.5)
+  def err(cols) -> float:
+    return float(np.abs(got[..., cols] - want[..., cols])[valid].max()) if valid.any() else 0.0
+  return {"live": int(live.sum()), "valid": int(valid.sum()),
+          "pairs_differ": int((got_pairs != want_pairs).any(-1).sum()),
+          "flips": int((live & ((got[..., VALID] > 0.5) != (want[..., VALID] > 0.5))).sum()),
+          "n": err(NORMAL), "ra": err(RA), "rb": err(RB), "material": err([FRICTION, RESTITUTION]),
+          "approach": err([APPROACH])}
+
+
 def main(scenes: list[str], steps: tuple[int, ...] = (1, 100)) -> None:
   """Print the parity table of `python -m engine parity [SCENE...]`."""
   print(f"{'scene':24s} {'steps':>5s} {'field':12s} {'|wgsl-oracle|':>14s} {'oracle32 err':>13s} {'wgsl err':>10s}")
@@ -106,3 +151,8 @@ def main(scenes: list[str], steps: tuple[int, ...] = (1, 100)) -> None:
     for n, res in zip(steps, results):
       for field, r in res.items():
         print(f"{str(path):24s} {n:5d} {field:12s} {r['diff']:14.3e} {r['oracle_err']:13.3e} {r['wgsl_err']:10.3e}")
+    if (c := compare_contacts(path)) is not None:
+      print(f"{str(path):24s} contacts after 1 step of 1 substep: {c['live']} live slots, {c['valid']} valid, "
+            f"{c['pairs_differ']} pairs and {c['flips']} valid flags differ; max |diff| n {c['n']:.2e}, "
+            f"ra {c['ra']:.2e}, rb {c['rb']:.2e}, friction/restitution {c['material']:.2e}, "
+            f"approach {c['approach']:.2e}")

@@ -249,4 +249,5 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
   return step_overflow(model, packed, ctrl, steps, damping, lanes)[0]
 
 
-__all__ = ["step", "step_overflow", "step_scratch", "contact_set", "launch", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "LANES"]
+__all__ = ["step", "step_overflow", "step_scratch", "contact_set", "launch", "require_webgpu", "check_model",
+           "WebGPUUnavailable", "CHECK", "LANES"]

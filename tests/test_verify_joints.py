@@ -181,7 +181,8 @@ def test_verify_fixed_millimetre_body_locks(backend):
   if backend == "wgsl": __import__("engine.wgsl").wgsl.require_webgpu()
   chip = {"name": "chip", "pos": [0.0, 0.0, 1.0], "geoms": [{"type": "box", "size": [3e-4, 4.5e-4, 6e-4]}]}
   scene = {"name": "weld_chip", "gravity": [0.0, 0.0, 0.0], "dt": 0.01, "substeps": 10, "contact": {"enabled": False},
-           "bodies": [chip], "joints": [{"type": "fixed", "parent": "world", "child": "chip", "anchor": [0.0, 0.0, 1.0]}]}
+           "bodies": [chip],
+           "joints": [{"type": "fixed", "parent": "world", "child": "chip", "anchor": [0.0, 0.0, 1.0]}]}
   model = engine.load_scene(scene, dtype=dtypes.float32, **({"device": "WEBGPU"} if backend == "wgsl" else {}))
   assert model.body_inv_inertia.numpy().min() > 5e12   # the regime where det K overflowed float32
   sim = engine.Simulator(model, 4, backend=backend)
