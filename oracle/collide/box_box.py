@@ -35,8 +35,8 @@ DUP_TOL = 1e-3        # [-] picks closer than this times the reference face's ha
 
 
 def _beats(sep: Tensor, best: Tensor) -> Tensor:
-  """Whether an axis of separation sep replaces the incumbent best: by FACE_BIAS_REL of its separation plus
-  FACE_BIAS_ABS (b's face over a's, an edge over the face)."""
+  """Whether an axis of separation sep replaces the incumbent of separation best: it must beat it by FACE_BIAS_REL
+  of |best| plus FACE_BIAS_ABS (b's face over a's, an edge over the face)."""
   return sep > best + FACE_BIAS_REL * best.abs() + FACE_BIAS_ABS
 
 
