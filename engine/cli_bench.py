@@ -62,12 +62,12 @@ def joint_errors(model, body_pos: np.ndarray, body_quat: np.ndarray) -> np.ndarr
 
 def state_check(model, state) -> tuple[float, float]:
   """(largest joint anchor error, deepest contact penetration) [m] over envs; inf when the state is not finite."""
-  from oracle.contacts import max_penetration
+  from engine.stepping import Stepper
   from oracle.packed import pack_state
   pos, quat = state.body_pos.numpy(), state.body_quat.numpy()
   if not (np.isfinite(pos).all() and np.isfinite(quat).all()): return float("inf"), float("inf")
   joints = float(joint_errors(model, pos, quat).max()) if model.njoint else 0.0
-  return joints, float(max_penetration(model, pack_state(state).contiguous()).max().item())
+  return joints, float(Stepper(model).max_penetration(pack_state(state).contiguous()).max().item())
 
 
 def environment(device: str) -> dict:

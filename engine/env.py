@@ -6,17 +6,14 @@ Everything per env is a where-mask over the batch: no Python loop over envs, and
 from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 import numpy as np
-from tinygrad import Tensor, TinyJit, dtypes
+from tinygrad import Tensor, dtypes
 from engine import rng
 from engine.kinematics import forward_kinematics, rest
 from engine.scene import load_scene
-from engine.backends import ADVANCE, DEFAULT_DEVICE, check_backend, check_name
-from engine.simulator import check_ctrl
 from engine.spaces import Box
+from engine.stepping import DEFAULT_DEVICE, Stepper, check_ctrl, check_name, jit
 from engine.tasks import SCENES, get_task
 from oracle.math3 import const
-from oracle.step import step_packed
-from oracle.velocity import has_damping
 
 # domain randomisation: name -> the Model fields it scales (one factor per element, per env, drawn at reset)
 RANDOMIZABLE = {"mass": ("body_inv_mass", "body_inv_inertia"), "friction": ("geom_friction",),
@@ -50,28 +47,26 @@ class EnvState:
 
 
 class EnvCore:
-  """The functional env: pure functions of EnvState, differentiable when built with differentiable=True.
+  """The functional env: pure functions of EnvState, stepping physics through the front door (engine/stepping.py).
 
   task: a name from engine.tasks. randomize: {"mass" | "friction" | "damping" | "gear": (lo, hi)} scale ranges, a
   factor per body / geom / joint / actuator drawn per env at every reset (mass scales inertia too; a damping of 0
-  stays 0). differentiable=True keeps each step one lazy graph (no per-substep realise) so Tensor.gradient flows
-  from rewards and observations to actions, initial state and parameters. That graph is only practical for a substep
-  or two: tinygrad 0.14 took > 600 s and 4.9 GB on one pendulum env-step (10 substeps) without finishing. Through
-  whole steps, differentiate with engine.grad.RolloutGrad's per-substep VJPs, as engine/train/apg.py does; rewards
-  and observations are plain tensor functions of the packed state, so their VJPs compose with it."""
+  stays 0). Gradients through whole env-steps come from the checkpointed per-substep VJPs of engine.grad, as
+  engine/train/apg.py takes them (a lazy graph of a whole env-step is far too slow to schedule in tinygrad 0.14: > 600
+  s and 4.9 GB for one pendulum env-step); rewards and observations are plain tensor functions of the packed state,
+  so their VJPs compose with those."""
 
   def __init__(self, task: str, num_envs: int, device: str | None = None, randomize: dict | None = None,
-               differentiable: bool = False, dtype=dtypes.float32, backend: str = "oracle"):
+               dtype=dtypes.float32, backend: str = "oracle"):
     if not (isinstance(num_envs, int) and num_envs >= 1):
       raise ValueError(f"num_envs: expected a positive int, got {num_envs!r}")
-    check_name(backend, differentiable)
+    check_name(backend)
     cls = get_task(task)
     device = device or DEFAULT_DEVICE.get(backend)
     self.model = load_scene(SCENES / cls.scene, dtype=dtype, device=device)
-    check_backend(backend, self.model, differentiable)
-    self.task, self.num_envs, self.differentiable, self.backend = cls(self.model), num_envs, differentiable, backend
+    self.stepper = Stepper(self.model, backend)
+    self.task, self.num_envs, self.backend = cls(self.model), num_envs, backend
     self.device = self.model.body_inv_mass.device
-    self.damping = has_damping(self.model)
     rest(self.model)  # read the rest pose now: resets run inside a JIT capture, which cannot read tensors
     self.randomize = _check_randomize(randomize)
     self.param_names = tuple(f for k in self.randomize for f in RANDOMIZABLE[k])
@@ -105,8 +100,7 @@ class EnvCore:
     return self.model.replace(**dict(zip(self.param_names, state.params))) if state.params else self.model
 
   def _physics(self, state: EnvState, ctrl: Tensor) -> Tensor:
-    if self.differentiable: return step_packed(self.model_for(state), state.packed, self.damping, ctrl=ctrl)
-    return ADVANCE[self.backend](self.model_for(state), state.packed, 1, self.damping, ctrl)[0]
+    return self.stepper.advance(state.packed, 1, ctrl, model=self.model_for(state))[0]
 
   def clip_action(self, action: Tensor) -> Tensor:
     """Actions are clipped to the action space (each actuator's ctrlrange): out-of-range commands saturate."""
@@ -183,8 +177,7 @@ class VecEnv:
     self.action_space = self.single_action_space.batched(self.num_envs)
     self.max_episode_steps = core.task.max_episode_steps
     self._seed, self._bufs = seed, None
-    self._jit = TinyJit(self._run)
-    self._jit.cnt = 1  # capture on the first call (see engine/simulator.py)
+    self._jit = jit(self._run)
 
   @property
   def state(self) -> EnvState | None:

@@ -16,16 +16,15 @@ the VJP to 22 kernels and 8 ms per substep (gradients equal within 8e-11) but do
 the hand-written backward kernel, are the ways forward.
 """
 from __future__ import annotations
-from tinygrad import Tensor, TinyJit
-from oracle.contacts import find_pairs, has_contacts, plan_from_pairs
+from tinygrad import Tensor
+from engine.stepping import Stepper, check_ctrl, jit
 from oracle.packed import pack_state, unpack_state
-from oracle.step import substep
 from oracle.types import State
-from oracle.velocity import has_damping
 
 
 class RolloutGrad:
-  """Jitted forward and per-substep VJP for one model. wrt: names of Model tensor fields to differentiate.
+  """Jitted forward and per-substep VJP for one model, through the front door's Stepper (engine/stepping.py).
+  wrt: names of Model tensor fields to differentiate.
 
   Contacts: the broadphase runs once per step in the forward and its pair table (discrete, not differentiated) is
   checkpointed with the step; each substep's VJP rebuilds the plan from it, so gradients reach the geom and body
@@ -36,23 +35,13 @@ class RolloutGrad:
       if not isinstance(getattr(model, name, None), Tensor):
         raise ValueError(f"wrt: {name!r} is not a Model tensor field")
     self.model, self.wrt = model, tuple(wrt)
-    self.h, self.damping, self.contacts = model.dt / model.substeps, has_damping(model), has_contacts(model)
-    Tensor.realize(*model.tensors().values())
-    def pairs(p): return find_pairs(self.model, p)[0].contiguous().realize()
-    # plane pairs alone are a constant table (nothing to JIT); the broadphase is worth one
-    self._pairs = TinyJit(pairs) if model.pair_capacity else pairs
-    self._fwd = TinyJit(lambda p, ctrl, *pairs: self._substep(p, pairs, ctrl).realize())
-    self._vjp = TinyJit(self._vjp_fn)
-    self._fwd.cnt = self._vjp.cnt = 1   # capture on the first call (engine/simulator.py _runner)
-    if model.pair_capacity: self._pairs.cnt = 1
-
-  def _substep(self, packed: Tensor, pairs: tuple, ctrl: Tensor) -> Tensor:
-    plan = plan_from_pairs(self.model, pairs[0]) if pairs else None
-    return substep(self.model, packed, self.h, self.damping, plan, ctrl if self.model.nact else None)
+    self.stepper = Stepper(model, differentiable=True)
+    self._fwd = jit(lambda p, ctrl, *pairs: self.stepper.substep(p, ctrl, pairs).realize())
+    self._vjp = jit(self._vjp_fn)
 
   def _vjp_fn(self, packed: Tensor, ctrl: Tensor, adj: Tensor, *pairs):
     """(d/d packed, d/d ctrl, d/d each wrt parameter) of <adj, substep(packed, ctrl)>."""
-    out = self._substep(packed, pairs, ctrl)
+    out = self.stepper.substep(packed, ctrl, pairs)
     params = [getattr(self.model, n) for n in self.wrt]
     grads = out.gradient(packed, *([ctrl] if self.model.nact else []), *params, gradient=adj)
     if not self.model.nact: grads = [grads[0], ctrl * 0.0, *grads[1:]]
@@ -60,7 +49,6 @@ class RolloutGrad:
 
   def _ctrl(self, ctrl, batch: int, steps: int, device) -> list[Tensor]:
     """Per-step controls: None (zeros), one (B, nact) held throughout, or a (steps, B, nact) sequence."""
-    from engine.simulator import check_ctrl
     n = max(self.model.nact, 1)   # a model without actuators takes a dummy (B, 1) zero input
     if ctrl is None or self.model.nact == 0:
       if ctrl is not None: check_ctrl(self.model, batch, ctrl, device)   # raises: no actuators
@@ -76,7 +64,7 @@ class RolloutGrad:
     controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
     checkpoints = []
     for t in range(steps):
-      pairs = (self._pairs(packed).clone().realize(),) if self.contacts else ()
+      pairs = self.stepper.pairs(packed)
       for _ in range(self.model.substeps):
         checkpoints.append((packed.clone().realize(), controls[t], *pairs))   # the JIT reuses its output buffer
         packed = self._fwd(packed, controls[t], *pairs)

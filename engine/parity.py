@@ -16,6 +16,7 @@ import numpy as np
 from tinygrad import Tensor, dtypes
 from engine.scene import build_model, load_scene_dict
 from engine.simulator import Simulator
+from engine.stepping import Stepper
 from kernels.program import check_supported
 from oracle.packed import ANGVEL, POS, QUAT, VEL, unpack_state
 
@@ -94,22 +95,6 @@ def compare(src, steps: int = 1, batch: int = BATCH, seed: int = 0, noise: float
   return compare_cases(src, [(steps, noise)], batch, seed, judge)[0]
 
 
-def _contacts(model, p32: np.ndarray, backend: str) -> tuple[np.ndarray, np.ndarray]:
-  """The pair table (B, NPAIR, 2) and contacts (B, NSLOT, ROW) of one step of one substep from p32: the oracle's
-  contact_plan -> motor_loads -> integrate -> narrowphase, or what the kernel's scratch holds after it."""
-  import engine.wgsl as wgsl
-  from oracle.actuators import motor_loads
-  from oracle.contacts import contact_plan, narrowphase
-  from oracle.integrate import integrate
-  if backend == "wgsl":
-    pairs, rows = wgsl.contact_set(model, wgsl.step_scratch(model, Tensor(p32, device="WEBGPU"))[1])
-    return pairs.numpy(), rows.numpy()
-  packed = Tensor(p32).contiguous().realize()
-  plan = contact_plan(model, packed)
-  work = integrate(model, packed, model.dt, *motor_loads(model, packed, None)).contiguous().realize()
-  return plan.pairs.numpy(), narrowphase(model, plan, work).numpy()
-
-
 def compare_contacts(src, batch: int = BATCH, seed: int = 0, noise: float = 0.5) -> dict | None:
   """Contact-set parity (None for a scene without contacts). With one substep, a one-step launch leaves in its
   scratch rows the pair table its broadphase built and the contacts its narrowphase found at the poses `integrate`
@@ -119,13 +104,15 @@ def compare_contacts(src, batch: int = BATCH, seed: int = 0, noise: float = 0.5)
   whose valid flag differs) and the max |diff| over the oracle's valid slots of n, ra, rb, material (friction,
   restitution) and approach (speed along n)."""
   from kernels.program import contact_tables
-  from oracle.contacts import APPROACH, FRICTION, NORMAL, RA, RB, RESTITUTION, VALID, has_contacts
+  from oracle.contacts import APPROACH, FRICTION, NORMAL, RA, RB, RESTITUTION, VALID
   scene = {**load_scene_dict(src), "substeps": 1}
   model = build_model(scene)
-  if not has_contacts(model): return None
+  oracle = Stepper(model)
+  if not oracle.contacts: return None
   p32 = kicked_states(model, batch, seed, noise)[0].astype(np.float32)
-  want_pairs, want = _contacts(model, p32, "oracle")
-  got_pairs, got = _contacts(build_model(scene, device="WEBGPU"), p32, "wgsl")
+  want_pairs, want = (t.numpy() for t in oracle.contact_set(Tensor(p32)))
+  got_pairs, got = (t.numpy() for t in Stepper(build_model(scene, device="WEBGPU"), "wgsl").contact_set(
+    Tensor(p32, device="WEBGPU")))
   consts, flat = contact_tables(model)
   slot_pair = np.array(flat[consts["T_SLOT_PAIR"]:consts["T_SLOT_PAIR"] + consts["NSLOT"]], dtype=np.int64)
   live = want_pairs[:, slot_pair, 0] >= 0   # (B, NSLOT): the slot belongs to a candidate pair

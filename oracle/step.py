@@ -8,11 +8,10 @@ The broadphase runs once per step, before the substeps (M20 sec. 3.5).
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.actuators import motor_loads
-from oracle.contacts import ContactPlan, contact_plan, has_contacts, narrowphase
+from oracle.contacts import ContactPlan, contact_plan, find_pairs, has_contacts, narrowphase, plan_from_pairs  # noqa: F401
 from oracle.integrate import integrate
-from oracle.packed import pack_state, unpack_state
 from oracle.solve import init_lambda, solve
-from oracle.types import Model, State
+from oracle.types import Model
 from oracle.velocity import contact_velocity, has_damping, joint_damping, recover
 
 # mirrored by the WGSL kernel's function names
@@ -35,29 +34,14 @@ def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: Contact
 
 
 def step_packed(model: Model, packed: Tensor, damping: bool, eager: bool = False, ctrl: Tensor | None = None
-                ) -> Tensor:
-  """Advance the packed (B, nbody, 13) state by model.dt. eager=True realises every substep: identical substep graphs
-  then hit tinygrad's schedule cache (a fast first call under TinyJit) but the result is cut from autograd; eager=False
-  keeps one lazy graph for Tensor.gradient (short horizons: the graph grows with S * steps)."""
-  return step_packed_plan(model, packed, damping, eager, ctrl)[0]
-
-
-def step_packed_plan(model: Model, packed: Tensor, damping: bool, eager: bool = False, ctrl: Tensor | None = None
-                     ) -> tuple[Tensor, ContactPlan | None]:
-  """step_packed, also returning the step's contact plan (its `overflow` counts the pairs the broadphase dropped)."""
+                ) -> tuple[Tensor, ContactPlan | None]:
+  """Advance the packed (B, nbody, 13) state by model.dt; also returns the step's contact plan (its `overflow` counts
+  the pairs the broadphase dropped), None without contacts. eager=True realises every substep: identical substep
+  graphs then hit tinygrad's schedule cache (a fast first call under TinyJit) but the result is cut from autograd;
+  eager=False keeps one lazy graph for Tensor.gradient (short horizons: the graph grows with S * steps)."""
   h = model.dt / model.substeps
   plan = contact_plan(model, packed, realize=eager) if has_contacts(model) else None
   for _ in range(model.substeps):
     packed = substep(model, packed, h, damping, plan, ctrl)
     if eager: packed = packed.realize()
   return packed, plan
-
-
-def step(model: Model, state: State, ctrl: Tensor | None = None, damping: bool | None = None,
-         eager: bool = False) -> State:
-  """Advance every env by model.dt. state tensors are (B, nbody, ...); returns a new State whose fields are views of
-  one packed tensor. `damping` skips the damping pass when False (default: whether any joint has damping).
-  ctrl: (B, nact) actuator controls (held for the whole step), None: actuators off (no motor load, no servo target)."""
-  damping = has_damping(model) if damping is None else damping
-  packed = step_packed(model, pack_state(state).contiguous(), damping, eager, ctrl)
-  return unpack_state(packed, state.time + model.dt)

@@ -12,6 +12,7 @@ import pytest
 from tinygrad import Tensor
 import engine
 import engine.gym as eg
+from engine.spaces import Box
 
 gym = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
@@ -26,21 +27,6 @@ TASKS = ["fake"] + [pytest.param(t, marks=[pytest.mark.slow] if t == "ant" else 
 VECTOR_TASKS = [t for t in TASKS if not hasattr(t, "values") or t.values[0] in ("cartpole", "reacher")]
 
 
-class FakeBox:
-  """The engine.spaces.Box surface the adapter relies on: low/high float32 arrays, shape, dtype, sample, contains."""
-
-  def __init__(self, low, high):
-    self.low, self.high = np.asarray(low, np.float32), np.asarray(high, np.float32)
-    self.shape, self.dtype = self.low.shape, np.dtype(np.float32)
-
-  def sample(self, rng: np.random.Generator) -> np.ndarray:
-    return rng.uniform(self.low, self.high).astype(np.float32)
-
-  def contains(self, x) -> bool:
-    x = np.asarray(x)
-    return x.shape == self.shape and bool(np.all((x >= self.low) & (x <= self.high)))
-
-
 class FakePointMass:
   """Batched 2-D point mass per docs/env.md: obs [x, y, vx, vy] (N, 4), action = acceleration (N, 2) clipped to
   [-1, 1] [m/s^2], dt = 0.1 s. Starts at rest with x, y ~ U(-0.5, 0.5) [m]; reward -|p|^2; terminated when
@@ -50,10 +36,10 @@ class FakePointMass:
 
   def __init__(self, num_envs: int, seed: int = 0, max_episode_steps: int = 40):
     self.num_envs, self.max_episode_steps = num_envs, max_episode_steps
-    self.single_observation_space = FakeBox(np.full(4, -np.inf), np.full(4, np.inf))
-    self.single_action_space = FakeBox(-np.ones(2), np.ones(2))
-    self.observation_space = FakeBox(np.full((num_envs, 4), -np.inf), np.full((num_envs, 4), np.inf))
-    self.action_space = FakeBox(-np.ones((num_envs, 2)), np.ones((num_envs, 2)))
+    self.single_observation_space = Box(np.full(4, -np.inf, np.float32), np.full(4, np.inf, np.float32))
+    self.single_action_space = Box(-np.ones(2, np.float32), np.ones(2, np.float32))
+    self.observation_space = self.single_observation_space.batched(num_envs)
+    self.action_space = self.single_action_space.batched(num_envs)
     self._rng = np.random.default_rng(seed)
     self.reset()
 

@@ -17,26 +17,22 @@ w.r.t. the state and the weight gradient are jitted tinygrad VJPs over the windo
   python -m engine.train.apg --task reacher --load out/apg_reacher/policy.safetensors
 """
 import argparse
-import json
 import math
 import os
 import time
 
 import numpy as np
-from tinygrad import Tensor, TinyJit, dtypes
-from tinygrad.device import Buffer
+from tinygrad import Tensor, dtypes
 from tinygrad.helpers import Context
 from tinygrad.nn.optim import Adam
-from tinygrad.nn.state import safe_save
 
 from engine import rng
 from engine.env import EnvCore
 from engine.scene import load_scene
+from engine.stepping import jit
 from engine.tasks import SCENES, get_task
-from engine.train.common import MLPPolicy, RunningMeanStd, load_policy, write_curve_png
-from oracle.contacts import has_contacts
-from oracle.step import substep
-from oracle.velocity import has_damping
+from engine.train import common
+from engine.train.common import MLPPolicy, RunningMeanStd, Staging, load_policy, progress_line
 
 DEFAULTS = dict(
   window=10,              # W: env-steps per backprop window (must divide the task's episode length)
@@ -57,19 +53,6 @@ EVAL_SEED_OFFSET = 7919   # the evaluation episodes' stream: fixed per seed, apa
 def _np_dtype(dtype): return np.float64 if dtype == dtypes.float64 else np.float32
 
 
-class _Staging:
-  """A realised Tensor refilled from numpy in place (common.Staging for any float dtype): a JIT input buffer that
-  costs a copy, not a new buffer, per call."""
-  def __init__(self, shape: tuple[int, ...], dtype):
-    self.np_dtype, self.tensor = _np_dtype(dtype), Tensor.zeros(*shape, dtype=dtype).contiguous().realize()
-
-  def load(self, x: np.ndarray) -> Tensor:
-    x = np.ascontiguousarray(x, self.np_dtype).reshape(self.tensor.shape)
-    buf = self.tensor.uop.buffer
-    buf.copy_from(Buffer("PYTHON", buf.size, buf.dtype, opaque=memoryview(x).cast("B")))
-    return self.tensor
-
-
 def cast_policy(policy: MLPPolicy, dtype) -> MLPPolicy:
   """The policy's tensors in `dtype` (float64 for gradient checks), in place."""
   for lin in policy.actor + policy.critic:
@@ -77,12 +60,6 @@ def cast_policy(policy: MLPPolicy, dtype) -> MLPPolicy:
   policy.log_std, policy.obs_mean, policy.obs_var = (t.cast(dtype).contiguous().realize()
                                                       for t in (policy.log_std, policy.obs_mean, policy.obs_var))
   return policy
-
-
-def _jit(fn) -> TinyJit:
-  jit = TinyJit(fn)
-  jit.cnt = 1   # capture on the first call (engine/simulator.py _runner): every graph here is scheduled once
-  return jit
 
 
 class APG:
@@ -107,13 +84,12 @@ class APG:
     grad_dtype = getattr(dtypes, grad_dtype) if isinstance(grad_dtype, str) else grad_dtype
     self.gmodel = self.model if grad_dtype == dtype else load_scene(SCENES / get_task(task).scene, dtype=grad_dtype)
     Tensor.realize(*self.gmodel.tensors().values())
-    if has_contacts(self.model): raise NotImplementedError(f"{task}: APG here supports scenes without contacts")
+    if core.stepper.contacts: raise NotImplementedError(f"{task}: APG here supports scenes without contacts")
     if self.model.nact == 0: raise ValueError(f"{task}: no actuators to control")
     if not (self.W >= 1 and self.task.max_episode_steps % self.W == 0):
       raise ValueError(f"window: must divide the episode length {self.task.max_episode_steps}, got {window!r}")
     m = self.model
     self.S, self.D, self.A, self.dtype, self.grad_dtype = m.substeps, m.nbody * 13, m.nact, dtype, grad_dtype
-    self.h, self.damping = m.dt / m.substeps, has_damping(m)
     self.noise_std, self.max_grad_norm = float(noise_std), float(max_grad_norm)
     self.policy = cast_policy(policy or MLPPolicy(self.task.obs_size, self.A, hidden, seed=seed), dtype)
     self.params = [t for lin in self.policy.actor for t in (lin.weight, lin.bias)]
@@ -121,15 +97,15 @@ class APG:
     self.obs_rms = RunningMeanStd(self.task.obs_size)
     # a task without data still carries a (B, 1) placeholder (engine/env.py)
     B, W, S, nb, A, k = self.B, self.W, self.S, m.nbody, self.A, max(self.task.task_size, 1)
-    st, gt = (lambda *shape: _Staging(shape, dtype)), (lambda *shape: _Staging(shape, grad_dtype))
+    st, gt = (lambda *shape: Staging(shape, dtype=dtype)), (lambda *shape: Staging(shape, dtype=grad_dtype))
     # the Jacobians go in chunks of C steps: a fixed shape for windows of 5, 10, 25, 50 (one capture serves them
     # all) and a bounded working set (a row is ~300 B per intermediate; a 50-step window at B = 32 has 333k rows)
     self.C = C = math.gcd(W, 5)
     self._in = dict(packed=st(B, nb, 13), task=st(B, k), noise=st(B, A), ckpt=gt(C * S * B, nb, 13),
                     ctrl_c=gt(C * B, A), ctrl=gt(W * B, A), P=gt(W * B, nb, 13), Pn=gt(W * B, nb, 13),
                     taskw=gt(W * B, k), noisew=gt(W * B, A), G=gt(W * B, A))
-    self._reset, self._step, self._jac = _jit(self._reset_fn), _jit(self._step_fn), _jit(self._jac_fn)
-    self._head, self._grads, self._apply = _jit(self._head_fn), _jit(self._grads_fn), _jit(self._apply_fn)
+    self._reset, self._step, self._jac = jit(self._reset_fn), jit(self._step_fn), jit(self._jac_fn)
+    self._head, self._grads, self._apply = jit(self._head_fn), jit(self._grads_fn), jit(self._apply_fn)
 
   # --- the jitted pieces ---
   def _ctrl_of(self, packed: Tensor, task: Tensor, noise: Tensor) -> tuple[Tensor, Tensor]:
@@ -159,7 +135,7 @@ class APG:
     ckpts, p = [], packed
     for _ in range(self.S):
       ckpts.append(p)
-      p = substep(self.model, p, self.h, self.damping, None, ctrl).realize()   # one small graph per substep
+      p = self.core.stepper.substep(p, ctrl).realize()   # one small graph per substep
     reward = self.task.reward(self.model, p, task, ctrl)
     return p, Tensor.stack(*ckpts).realize(), ctrl, reward.contiguous().realize(), obs.contiguous().realize()
 
@@ -171,7 +147,7 @@ class APG:
     p = ckpt.reshape(n, 1, nb, 13).expand(n, D, nb, 13).reshape(n * D, nb, 13).contiguous()
     c = ctrl.reshape(self.C, 1, self.B, A).expand(self.C, self.S, self.B, A).reshape(n, 1, A)
     c = c.expand(n, D, A).reshape(n * D, A).contiguous()
-    out = substep(self.gmodel, p, self.h, self.damping, None, c)
+    out = self.core.stepper.substep(p, c, model=self.gmodel)
     seed = Tensor.eye(D, dtype=ckpt.dtype).to(ckpt.device).reshape(1, D, nb, 13).expand(n, D, nb, 13)
     gp, gc = out.gradient(p, c, gradient=seed.reshape(n * D, nb, 13))
     return gp.reshape(n, D, D).cat(gc.reshape(n, D, A), dim=2).realize()
@@ -325,32 +301,24 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
       row.update(mean_episode_return=ev["eval_return"], eval_final_reward=ev["eval_final_reward"])
     row.update(wall_s=time.perf_counter() - t0, eval_s=eval_s)
     history.append(row)
-    if log is not None: log(progress_line(it, row))
+    if log is not None: log(progress_line(it, row, PROGRESS))
     target = hp["target_return"]
     if target is not None and row["mean_episode_return"] is not None and row["mean_episode_return"] >= target: break
   return apg.policy, history
 
 
-def progress_line(it: int, row: dict) -> str:
-  fmt = lambda v, spec: "      -" if v is None else format(v, spec)
-  return (f"iter {it:4d}  steps {row['env_steps']:8d}  wall {row['wall_s']:7.1f}s  loss {row['loss']:+8.4f}  "
-          f"|g| {row['grad_norm']:9.3f}  clip {row['clip_frac']:4.2f}  "
-          f"train_return {fmt(row['train_episode_return'], '7.2f')}  "
-          f"eval_return {fmt(row['mean_episode_return'], '7.2f')}")
+# the progress line's columns after steps and wall time: (label, history key, format)
+PROGRESS = (("loss", "loss", "+8.4f"), ("|g|", "grad_norm", "9.3f"), ("clip", "clip_frac", "4.2f"),
+            ("train_return", "train_episode_return", "7.2f"), ("eval_return", "mean_episode_return", "7.2f"))
 
 
 def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict, target: float | None = None):
   """Writes <out>/policy.safetensors (float32), <out>/curve.png and <out>/history.json."""
-  os.makedirs(out, exist_ok=True)
-  # float32 on disk whatever the training dtype (load_policy builds a float32 policy); the policy is not touched
-  safe_save({k: v.cast(dtypes.float32).contiguous() for k, v in policy.state_dict().items()},
-            os.path.join(out, "policy.safetensors"))
   rows = [r for r in history if r["mean_episode_return"] is not None]
   # the curve helper draws values >= 0 only: plot the episode cost (-return), lower is better
-  write_curve_png(os.path.join(out, "curve.png"), [r["env_steps"] for r in rows],
-                  [-r["mean_episode_return"] for r in rows], title=f"APG {meta.get('task', '')}",
-                  ylabel="-(mean episode return)", target=None if target is None else -target)
-  with open(os.path.join(out, "history.json"), "w") as f: json.dump({**meta, "history": history}, f, indent=1)
+  curve = ([r["env_steps"] for r in rows], [-r["mean_episode_return"] for r in rows])
+  common.save_run(out, policy, history, meta, curve, title=f"APG {meta.get('task', '')}", ylabel="-(mean episode return)",
+                  target=None if target is None else -target)
 
 
 def main(argv=None):

@@ -1,10 +1,12 @@
 """Pieces shared by the trainers: a small Gaussian MLP policy with a value head, running observation statistics, an
 Adam that skips non-finite steps, weight save/load (safetensors), a progress line and a reward-curve PNG drawn with
 PIL (no matplotlib)."""
+import json
 import math
+import os
 
 import numpy as np
-from tinygrad import Tensor, nn
+from tinygrad import Tensor, dtypes, nn
 from tinygrad.device import Buffer
 from tinygrad.nn.state import get_state_dict, load_state_dict, safe_load, safe_save
 
@@ -145,24 +147,27 @@ class RunningMeanStd:
 
 
 class Staging:
-  """A fixed-shape, realised float32 Tensor refilled from numpy in place.
+  """A fixed-shape, realised Tensor (float32 or float64) refilled from numpy in place.
 
   Tensor(ndarray) schedules and realises a new buffer (~2 ms per call on CPU in tinygrad 0.14, more with many live
   Tensors); a plain buffer copy into an existing Tensor costs ~0.2 ms. The Tensor keeps its buffer, so it can be
-  passed to a TinyJit on every call."""
-  def __init__(self, shape: tuple[int, ...], device: str | None = None):
-    self.tensor = Tensor.zeros(*shape, device=device).contiguous().realize()
+  passed to a TinyJit on every call. load() takes any array of the same size (a window's (W, B, ...) rows fill a
+  (W B, ...) buffer)."""
+  def __init__(self, shape: tuple[int, ...], device: str | None = None, dtype=dtypes.float32):
+    self.np_dtype = np.float64 if dtype == dtypes.float64 else np.float32
+    self.tensor = Tensor.zeros(*shape, device=device, dtype=dtype).contiguous().realize()
 
   def load(self, x: np.ndarray) -> Tensor:
-    x = np.ascontiguousarray(x, np.float32)
-    if x.shape != self.tensor.shape: raise ValueError(f"expected shape {self.tensor.shape}, got {x.shape}")
+    x = np.ascontiguousarray(x, self.np_dtype)
+    if x.size != self.tensor.numel(): raise ValueError(f"expected shape {self.tensor.shape}, got {x.shape}")
     buf = self.tensor.uop.buffer
     buf.copy_from(Buffer("PYTHON", buf.size, buf.dtype, opaque=memoryview(x).cast("B")))
     return self.tensor
 
 
 def save_policy(policy: MLPPolicy, path: str):
-  safe_save(policy.state_dict(), path)
+  """float32 on disk whatever the training dtype (load_policy builds a float32 policy); the policy is not touched."""
+  safe_save({k: v.cast(dtypes.float32).contiguous() for k, v in policy.state_dict().items()}, path)
 
 
 def load_policy(path: str) -> MLPPolicy:
@@ -182,16 +187,24 @@ _TROUBLE = (("skipped_updates", "updates skipped (non-finite loss or gradient)")
             ("nonfinite_episodes", "episodes ended by a non-finite env state"))
 
 
-def progress_line(it: int, row: dict) -> str:
-  """One line per iteration: env-steps, wall time, mean episode length/return (episodes finished this iteration),
-  losses; any non-zero trouble counter (skipped updates, non-finite obs or episodes) is appended so it cannot go
-  unseen."""
-  fmt = lambda v, spec: "     -" if v is None else format(v, spec)
+def progress_line(it: int, row: dict, fields: tuple[tuple[str, str, str], ...]) -> str:
+  """One line per iteration: env-steps and wall time, then each (label, history key, format) of `fields` ("-" where
+  the value is None); any non-zero trouble counter (skipped updates, non-finite obs or episodes) is appended so it
+  cannot go unseen."""
+  def fmt(v, spec): return "-".rjust(len(format(0.0, spec))) if v is None else format(v, spec)
   trouble = "; ".join(f"{row[k]} {what}" for k, what in _TROUBLE if row.get(k))
   return (f"iter {it:4d}  steps {row['env_steps']:8d}  wall {row['wall_s']:7.1f}s  "
-          f"ep_len {fmt(row['mean_episode_length'], '6.1f')}  return {fmt(row['mean_episode_return'], '7.1f')}  "
-          f"pi {row['policy_loss']:+.4f}  v {row['value_loss']:8.3f}  ent {row['entropy']:5.2f}  "
-          f"kl {row['approx_kl']:.4f}" + (f"  !! {trouble}" if trouble else ""))
+          + "  ".join(f"{label} {fmt(row[key], spec)}" for label, key, spec in fields)
+          + (f"  !! {trouble}" if trouble else ""))
+
+
+def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict, curve: tuple[list, list], *,
+             title: str, ylabel: str, target: float | None = None):
+  """Writes <out>/policy.safetensors (float32), <out>/curve.png (curve = (xs, ys)) and <out>/history.json."""
+  os.makedirs(out, exist_ok=True)
+  save_policy(policy, os.path.join(out, "policy.safetensors"))
+  write_curve_png(os.path.join(out, "curve.png"), *curve, title=title, ylabel=ylabel, target=target)
+  with open(os.path.join(out, "history.json"), "w") as f: json.dump({**meta, "history": history}, f, indent=1)
 
 
 def _nice_step(span: float, ticks: int = 5) -> float:

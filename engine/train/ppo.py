@@ -16,7 +16,6 @@ that blew up as -inf.
   python -m engine.train.ppo --task ref-cartpole --load out/ppo_cartpole/policy.safetensors
 """
 import argparse
-import json
 import math
 import os
 import time
@@ -26,7 +25,8 @@ from tinygrad import Tensor, TinyJit
 from tinygrad.helpers import Context
 
 from engine.train.common import LOG_2PI, LOG_STD_MAX, LOG_STD_MIN, GuardedAdam, MLPPolicy, RunningMeanStd, Staging
-from engine.train.common import load_policy, progress_line, save_policy, write_curve_png
+from engine.train import common
+from engine.train.common import load_policy, progress_line
 
 DEFAULTS = dict(
   rollout_steps=64,       # T: steps per env per iteration (batch = T * num_envs)
@@ -211,7 +211,7 @@ def train_ppo(env, total_steps: int, *, seed: int = 0, log=print, **hparams):
                skipped_updates=int(skipped), nonfinite_obs=bad_obs, nonfinite_episodes=bad_eps)
     history.append(row)
     bad_obs = 0
-    if log is not None: log(progress_line(it, row))
+    if log is not None: log(progress_line(it, row, PROGRESS))
     if hp["target_length"] is not None and recent_length(history, hp["target_window"]) >= hp["target_length"]: break
   return policy, history
 
@@ -281,13 +281,17 @@ def make_env(task: str, num_envs: int, seed: int, backend: str | None = None):
   return engine.make_env(task, num_envs=num_envs, seed=seed, **({"backend": backend} if backend else {}))
 
 
+# the progress line's columns after steps and wall time: (label, history key, format)
+PROGRESS = (("ep_len", "mean_episode_length", "6.1f"), ("return", "mean_episode_return", "7.1f"),
+            ("pi", "policy_loss", "+.4f"), ("v", "value_loss", "8.3f"), ("ent", "entropy", "5.2f"),
+            ("kl", "approx_kl", ".4f"))
+
+
 def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict, target: float | None = None):
-  """Writes <out>/policy.safetensors, <out>/curve.png and <out>/history.json."""
-  os.makedirs(out, exist_ok=True)
-  save_policy(policy, os.path.join(out, "policy.safetensors"))
-  write_curve_png(os.path.join(out, "curve.png"), [r["env_steps"] for r in history],
-                  [r["mean_episode_length"] for r in history], title=f"PPO {meta.get('task', '')}", target=target)
-  with open(os.path.join(out, "history.json"), "w") as f: json.dump({**meta, "history": history}, f, indent=1)
+  """Writes <out>/policy.safetensors, <out>/curve.png (mean episode length) and <out>/history.json."""
+  common.save_run(out, policy, history, meta, ([r["env_steps"] for r in history],
+                  [r["mean_episode_length"] for r in history]), title=f"PPO {meta.get('task', '')}",
+                  ylabel="mean episode length", target=target)
 
 
 def main(argv=None):

@@ -7,36 +7,20 @@ cart-pole equations, explicit Euler with dt = 0.02 s, force = 10 N * clip(action
 """
 import numpy as np
 from tinygrad import Tensor
+from engine.spaces import Box
 
 GRAVITY, MASS_CART, MASS_POLE, HALF_LENGTH, FORCE_MAG, DT = 9.8, 1.0, 0.1, 0.5, 10.0, 0.02
 THETA_LIMIT, X_LIMIT, MAX_EPISODE_STEPS = 0.2, 2.4, 500
-
-
-class Box:
-  """Minimal stand-in for engine.spaces.Box: low/high float32 arrays, shape, dtype, sample(rng), contains(x)."""
-  def __init__(self, low, high, shape: tuple[int, ...]):
-    self.shape, self.dtype = tuple(shape), np.float32
-    self.low = np.broadcast_to(np.asarray(low, np.float32), self.shape).copy()
-    self.high = np.broadcast_to(np.asarray(high, np.float32), self.shape).copy()
-
-  def sample(self, rng: np.random.Generator) -> np.ndarray:
-    # unbounded dimensions draw from a unit normal, bounded ones uniformly
-    lo, hi = np.where(np.isfinite(self.low), self.low, -1.0), np.where(np.isfinite(self.high), self.high, 1.0)
-    return rng.uniform(lo, hi).astype(np.float32)
-
-  def contains(self, x) -> bool:
-    x = np.asarray(x)
-    return x.shape == self.shape and bool(np.all((x >= self.low) & (x <= self.high)))
 
 
 class RefCartPole:
   """Batched cart-pole: N independent envs stepped together in numpy; obs/reward/flags returned as tinygrad Tensors."""
   def __init__(self, num_envs: int = 64, seed: int = 0):
     self.num_envs, self.max_episode_steps = num_envs, MAX_EPISODE_STEPS
-    self.single_observation_space = Box(-np.inf, np.inf, (4,))
-    self.single_action_space = Box(-1.0, 1.0, (1,))
-    self.observation_space = Box(-np.inf, np.inf, (num_envs, 4))
-    self.action_space = Box(-1.0, 1.0, (num_envs, 1))
+    self.single_observation_space = Box(np.full(4, -np.inf, np.float32), np.full(4, np.inf, np.float32))
+    self.single_action_space = Box(-np.ones(1, np.float32), np.ones(1, np.float32))
+    self.observation_space = self.single_observation_space.batched(num_envs)
+    self.action_space = self.single_action_space.batched(num_envs)
     self._rng = np.random.default_rng(seed)
     self._state = np.zeros((num_envs, 4), np.float64)  # [x, theta, xdot, thetadot]
     self._length = np.zeros(num_envs, np.int64)

@@ -1,0 +1,184 @@
+"""The one way into stepping. Simulator, the envs (engine/env.py), the gradient API (engine/grad.py), the trainers
+(engine/train/) and the parity tool advance physics through a `Stepper` and nothing below it: this module alone calls
+the oracle's step (oracle/step.py) and the WGSL kernel (engine/wgsl.py), chooses a backend, validates states and
+controls, and sums the broadphase's overflow.
+
+Backends, one computation:
+- oracle: the pure tinygrad stages (oracle/step.py), any device, differentiable by autograd;
+- wgsl: the monolithic WGSL kernel (kernels/xpbd_step.wgsl via engine/wgsl.py) on the WEBGPU device, float32, no
+  autograd (gradients go through the oracle).
+
+Three ways to step, one Stepper:
+- `advance` / `run`: the forward, realised per substep (jitted by `run`, or inside a caller's JIT, e.g. VecEnv);
+- `graph`: one lazy env-step for Tensor.gradient (short horizons: the graph grows with substeps x steps);
+- `pairs` + `substep`: the checkpointed reverse mode of engine/grad.py and engine/train/apg.py, one lazy substep at a
+  time from a checkpointed state and the step's pair table.
+"""
+from __future__ import annotations
+import warnings
+import numpy as np
+from tinygrad import Tensor, TinyJit, dtypes
+from oracle import step as oracle_step
+from oracle.types import Model, State
+
+BACKENDS = ("oracle", "wgsl")
+DEFAULT_DEVICE = {"wgsl": "WEBGPU"}   # where a backend's model lives when the caller names no device
+STATE_FIELDS = ("body_pos", "body_quat", "body_vel", "body_angvel")
+
+
+def jit(fn) -> TinyJit:
+  """TinyJit that captures on its first call. TinyJit otherwise runs the function plainly once and captures on the
+  second call, scheduling every substep twice (~40 % of a scene's start-up). cnt is TinyJit's own call counter; the
+  pinned tinygrad 0.14.0 captures when cnt == 1 (tinygrad/engine/jit.py), see tests/test_simulator.py."""
+  j = TinyJit(fn)
+  j.cnt = 1
+  return j
+
+
+def check_name(backend: str, differentiable: bool = False) -> None:
+  """A clear error for an unknown backend name, or for differentiable=True on a backend without autograd."""
+  if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
+  if differentiable and backend != "oracle":
+    raise ValueError(f"differentiable=True: only the oracle backend builds an autograd graph, not {backend!r}")
+
+
+def check_ctrl(model: Model, batch: int, ctrl, device: str, name: str = "ctrl") -> Tensor | None:
+  """ctrl as a realised (batch, nact) Tensor of the model's dtype, or a clear error. None gives zeros (actuators at
+  rest) for a model with actuators, and None for one without. numpy arrays and lists are accepted."""
+  want, dtype = (batch, model.nact), model.body_pos0.dtype
+  if ctrl is None:
+    if not model.nact: return None
+    return Tensor.zeros(*want, dtype=dtype, device=device).contiguous().realize()
+  if model.nact == 0: raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
+  if not isinstance(ctrl, Tensor):
+    arr = np.asarray(ctrl)
+    if arr.dtype.kind != "f": raise ValueError(f"{name}: expected a float array, got dtype {arr.dtype}")
+    ctrl = Tensor(arr.astype(np.float32 if dtype == dtypes.float32 else np.float64), device=device)
+  if tuple(ctrl.shape) != want:
+    raise ValueError(f"{name}: expected shape {want} (batch, nact: {list(model.act_name)}), got {tuple(ctrl.shape)}")
+  if not dtypes.is_float(ctrl.dtype): raise ValueError(f"{name}: expected a float tensor, got {ctrl.dtype}")
+  if ctrl.device != device: raise ValueError(f"{name}: expected a tensor on {device}, got one on {ctrl.device}")
+  return ctrl if ctrl.dtype == dtype else ctrl.cast(dtype)
+
+
+def check_state(model: Model, state: State, batch: int, device: str) -> None:
+  """A clear error unless every field of `state` is a Tensor of the right shape, device and the model's dtype."""
+  n, dtype = model.nbody, model.body_pos0.dtype
+  for name in (*STATE_FIELDS, "time"):
+    t = getattr(state, name, None)
+    want = (batch,) if name == "time" else (batch, n, 4 if name == "body_quat" else 3)
+    what = "(batch,)" if name == "time" else f"(batch, nbody, {want[-1]})"
+    if not isinstance(t, Tensor): raise ValueError(f"state.{name}: expected a Tensor, got {type(t).__name__}")
+    if tuple(t.shape) != want: raise ValueError(f"state.{name}: expected shape {want} {what}, got {tuple(t.shape)}")
+    if t.device != device: raise ValueError(f"state.{name}: expected a tensor on {device}, got one on {t.device} "
+                                            "(create it with device=state.body_pos.device)")
+    if t.dtype != dtype: raise ValueError(f"state.{name}: expected {dtype} (the model's dtype), got {t.dtype}")
+
+
+class Stepper:
+  """Steps one model on one backend; every caller in engine/ steps physics through one of these.
+
+  differentiable=True asks for a backend with autograd (the oracle): a clear error otherwise. Creating a Stepper
+  realises the model's tensors and reads the static choices a trace needs (damping pass, contacts), so none of its
+  methods reads a tensor's value and all of them may run under a TinyJit capture."""
+
+  def __init__(self, model: Model, backend: str = "oracle", differentiable: bool = False):
+    check_name(backend, differentiable)
+    if backend == "wgsl":
+      from engine import wgsl  # the WebGPU runtime loads only when this backend is used
+      wgsl.require_webgpu()
+      wgsl.check_model(model)
+    Tensor.realize(*model.tensors().values())
+    self.model, self.backend, self.device = model, backend, model.body_inv_mass.device
+    self.damping = oracle_step.has_damping(model)
+    self.contacts = oracle_step.has_contacts(model)
+    self.hashed = bool(model.pair_capacity)   # pairs come from the broadphase, which has a capacity
+    self.h = model.dt / model.substeps
+    self._jit: dict[int, TinyJit] = {}
+    self._pairs = None
+
+  # --- the forward ---
+  def advance(self, packed: Tensor, k: int = 1, ctrl: Tensor | None = None, model: Model | None = None
+              ) -> tuple[Tensor, Tensor]:
+    """k env-steps of the packed (B, nbody, 13) state (oracle/packed.py) with ctrl (B, nact) or None held, realised
+    per substep. model: this Stepper's model with per-env parameters (domain randomisation: a batch axis on some
+    fields, the same topology), default its own. Returns (packed, overflow (B,) int32: the contact pairs the
+    broadphase dropped over the k steps, 0 where there is no broadphase)."""
+    model = self.model if model is None else model
+    if self.backend == "wgsl":
+      from engine import wgsl
+      return wgsl.step_overflow(model, packed, ctrl, k, self.damping)
+    overflow = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
+    for _ in range(k):
+      packed, plan = oracle_step.step_packed(model, packed, self.damping, eager=True, ctrl=ctrl)
+      if plan is not None: overflow = overflow + plan.overflow
+    return packed, overflow
+
+  def runner(self, k: int) -> TinyJit:
+    """A TinyJit of (packed, time, ctrl?) -> (packed, time, overflow) after k env-steps. Output buffers are reused."""
+    if k not in self._jit:
+      def run(packed: Tensor, time: Tensor, ctrl: Tensor | None = None):
+        packed, overflow = self.advance(packed, k, ctrl)
+        return packed.realize(), (time + k * self.model.dt).realize(), overflow.contiguous().realize()
+      self._jit[k] = jit(run)
+    return self._jit[k]
+
+  def run(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None = None, steps_per_call: int = 1
+          ) -> tuple[Tensor, Tensor, Tensor]:
+    """n env-steps in jitted calls of steps_per_call, the remainder one step at a time (no new JIT per remainder),
+    ctrl held throughout. Returns (packed, time, dropped): dropped (B,) int32 sums the broadphase's overflow over the
+    n steps, and a RuntimeWarning says so when any env dropped a pair. Outputs are JIT buffers: copy to keep them."""
+    k, dropped = steps_per_call, Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
+    for j in [k] * (n // k) + [1] * (n % k):
+      packed, time, overflow = self.runner(j)(packed, time, *(() if ctrl is None else (ctrl,)))
+      if self.hashed: dropped = dropped + overflow
+    dropped = dropped.contiguous().realize()
+    if self.hashed and (lost := int(dropped.max().item())) > 0:
+      warnings.warn(f"{self.model.name}: the broadphase dropped up to {lost} contact pairs in an env (capacity "
+                    f"{self.model.pair_capacity}); raise the scene's contact.pair_capacity / contact.hash_slots. "
+                    "The count per env is State.contact_overflow.", RuntimeWarning, stacklevel=3)
+    return packed, time, dropped
+
+  # --- gradients (the oracle) ---
+  def graph(self, packed: Tensor, ctrl: Tensor | None = None) -> Tensor:
+    """One env-step as a lazy graph that Tensor.gradient differentiates to packed, ctrl and the model's tensors."""
+    check_name(self.backend, differentiable=True)
+    return oracle_step.step_packed(self.model, packed, self.damping, ctrl=ctrl)[0]
+
+  def pairs(self, packed: Tensor) -> tuple[Tensor, ...]:
+    """The step's contact pair table from the packed state at its start, realised (discrete: not differentiated), as
+    a 1-tuple to checkpoint with the step; () for a scene without contacts."""
+    if not self.contacts: return ()
+    if self._pairs is None:
+      def pairs(p: Tensor) -> Tensor: return oracle_step.find_pairs(self.model, p)[0].contiguous().realize()
+      # plane pairs alone are a constant table (nothing to JIT); the broadphase is worth one
+      self._pairs = jit(pairs) if self.hashed else pairs
+    return (self._pairs(packed).clone().realize(),)
+
+  def substep(self, packed: Tensor, ctrl: Tensor | None = None, pairs: tuple[Tensor, ...] = (),
+              model: Model | None = None) -> Tensor:
+    """One lazy substep from packed (B, nbody, 13) with the step's pair table (from pairs(), or () without contacts):
+    what a checkpointed reverse mode differentiates. model: this model in another dtype (same topology), e.g. float64
+    Jacobians of a float32 simulation."""
+    model = self.model if model is None else model
+    plan = oracle_step.plan_from_pairs(model, pairs[0]) if pairs else None
+    return oracle_step.substep(model, packed, self.h, self.damping, plan, ctrl if model.nact else None)
+
+  # --- checks and stage views (tests, bench, the parity tool) ---
+  def max_penetration(self, packed: Tensor) -> Tensor:
+    """Deepest penetration [m] per env (B,) at the pose `packed`: a physical check, not part of the step."""
+    from oracle.contacts import max_penetration
+    return max_penetration(self.model, packed)
+
+  def contact_set(self, packed: Tensor) -> tuple[Tensor, Tensor]:
+    """The pair table (B, NPAIR, 2) and contacts (B, NSLOT, ROW) of the first substep of a step from packed,
+    without controls: the oracle's contact_plan -> motor_loads -> integrate -> narrowphase at h = dt (a one-substep
+    model), or what the kernel's scratch rows hold after that stage."""
+    if self.backend == "wgsl":
+      from engine import wgsl
+      return wgsl.contact_set(self.model, wgsl.step_scratch(self.model, packed)[1])
+    m = self.model
+    packed = packed.contiguous().realize()
+    plan = oracle_step.contact_plan(m, packed)
+    work = oracle_step.integrate(m, packed, self.h, *oracle_step.motor_loads(m, packed, None)).contiguous().realize()
+    return plan.pairs, oracle_step.narrowphase(m, plan, work)
