@@ -15,12 +15,13 @@ DAWN_LIB = $(or $(WEBGPU_PATH),$(shell $(PY) -c 'import importlib.util as u, os,
   print(os.path.join(list(s.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so"))'))
 RUN = WEBGPU_PATH=$(DAWN_LIB) $(PY)
 
-.PHONY: help setup test test-slow demo bench lint clean
+.PHONY: help setup test test-slow golden demo bench lint clean
 
 help:
 	@echo "make demo    set up, then render the demo scenes to out/ and print env-steps/s"
 	@echo "make test    set up, then run the test suite (PYTEST_ARGS='...' to pass options)"
 	@echo "make test-slow  the long checks (1,000-step chain gradient)"
+	@echo "make golden  recompute the float64 references in tests/golden/ (after a change to the physics)"
 	@echo "make bench   run the benchmarks"
 	@echo "make lint    ruff check"
 	@echo "make setup   system packages (clang, lavapipe, Vulkan loader) + $(VENV) with '.[dev]' installed"
@@ -47,6 +48,10 @@ test: $(STAMP)
 # the long checks (the 1,000-step chain gradient): tens of minutes on 2 cores
 test-slow: $(STAMP)
 	$(RUN) -m pytest -q -m slow $(PYTEST_ARGS)
+
+# rewrite every golden file the suite reads (tests/golden.py): the suite, computing each reference live
+golden: $(STAMP)
+	TINYXPBD_GOLDEN=write $(RUN) -m pytest -q -n 2 --dist loadgroup -m "not slow" $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(RUN) -m engine demo

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tinygrad import Tensor, TinyJit, dtypes
 from engine import load_scene
 from engine.npquat import quat_to_mat
-from helpers import axis_angle
+from tests.helpers import axis_angle
 from oracle.broadphase import (HASH_PRIMES, _bucket, broadphase, brute_force_pairs, geom_aabb, hashed_geoms,
                                table_size)
 

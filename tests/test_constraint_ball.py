@@ -1,6 +1,6 @@
 """Ball joint: one Jacobi iteration of the 3-vector point constraint removes the anchor error to second order; the
 correction is an equal-and-opposite impulse pair (linear momentum exact, angular momentum to second order)."""
-from helpers import impulse_pair_bound, point_error, solve_once
+from tests.helpers import impulse_pair_bound, point_error, solve_once
 
 
 def test_verify_ball_projects_and_conserves_momentum():

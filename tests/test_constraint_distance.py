@@ -2,7 +2,7 @@
 to first order) and conserves momentum; with compliance the step follows XPBD's a~ = alpha/h^2 (Macklin 2016 eq. 18)."""
 import numpy as np
 from engine.npquat import quat_rotate
-from helpers import solve_once
+from tests.helpers import solve_once
 
 JOINT = {"type": "distance", "anchor_parent": [0.1, 0.0, 1.0], "anchor_child": [0.3, 0.1, 1.0], "length": 0.25}
 

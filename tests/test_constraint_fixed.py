@@ -1,7 +1,7 @@
 """Fixed joint: relative orientation and anchor both restored, momentum conserved."""
 import numpy as np
 from engine.npquat import quat_conj, quat_mul
-from helpers import impulse_pair_bound, point_error, solve_once
+from tests.helpers import impulse_pair_bound, point_error, solve_once
 
 
 def orientation_error(model, p) -> float:

@@ -2,7 +2,7 @@
 import math
 import numpy as np
 from engine.npquat import quat_rotate
-from helpers import impulse_pair_bound, point_error, solve_once
+from tests.helpers import impulse_pair_bound, point_error, solve_once
 
 JOINT = {"type": "hinge", "anchor": [0.25, 0.05, 1.0], "axis": [0.0, 0.0, 1.0]}
 

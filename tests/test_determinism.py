@@ -1,7 +1,7 @@
 """Same seed twice -> bit-identical states (fixed reduction order, no atomics, seeded noise)."""
 import numpy as np
 import engine
-from helpers import SCENES
+from tests.helpers import SCENES
 
 
 def test_determinism_same_seed_bit_identical():

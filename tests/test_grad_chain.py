@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import engine
 from engine.grad import rollout_grad
-from helpers import SCENES
+from tests.helpers import SCENES
 
 
 def check_finite(steps: int):

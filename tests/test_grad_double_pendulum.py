@@ -5,7 +5,7 @@ from tinygrad import Tensor
 from engine.grad import RolloutGrad, rollout_grad
 from oracle.packed import pack_state
 from test_grad_rollout import EPS, F64, fd_batch, loss_t
-from helpers import SCENES
+from tests.helpers import SCENES
 
 
 def test_grad_final_position_wrt_mass():

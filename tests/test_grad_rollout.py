@@ -8,7 +8,7 @@ import engine
 from tinygrad import Tensor, dtypes
 from engine.grad import rollout_grad
 from engine.scene import load_scene_dict
-from helpers import SCENES
+from tests.helpers import SCENES
 
 F64 = dict(dtype=dtypes.float64, device="CPU")
 EPS = 1e-6

@@ -4,7 +4,7 @@ import pytest
 import engine
 from tinygrad import dtypes
 from engine.scene import load_scene_dict
-from helpers import SCENES
+from tests.helpers import SCENES
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 import math
 import numpy as np
 import pytest
-from helpers import peaks, record
+from tests.helpers import peaks, record
 
 G = 9.81
 

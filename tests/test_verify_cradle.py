@@ -1,7 +1,7 @@
 """Newton's cradle (scenes/cradle.json): with 1 mm gaps the collisions are pairwise and the momentum of the first
 ball travels down the row, so the last ball leaves with nearly the first ball's speed."""
 import numpy as np
-from helpers import record
+from tests.helpers import record
 
 
 def test_verify_cradle_transfers_momentum():

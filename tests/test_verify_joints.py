@@ -5,7 +5,7 @@ import pytest
 import engine
 from engine.npquat import quat_rotate
 from engine.scene import load_scene_dict
-from helpers import SCENES, anchor_errors
+from tests.helpers import SCENES, anchor_errors
 
 G = 9.81
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import engine
 from tinygrad import Tensor
-from helpers import SCENES, anchor_errors, crossing_times, elliptic_period, swing_to
+from tests.helpers import SCENES, anchor_errors, crossing_times, elliptic_period, swing_to
 
 AMPLITUDES = (math.radians(5.0), math.radians(30.0), math.radians(90.0))
 

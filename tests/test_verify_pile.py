@@ -2,7 +2,7 @@
 import numpy as np
 from tinygrad import Tensor
 import engine
-from helpers import SCENES
+from tests.helpers import SCENES
 from oracle.contacts import max_penetration
 
 

@@ -1,6 +1,6 @@
 """Resting contact (DESIGN sec. 7): a dropped box comes to rest and stays for 10 s."""
 import numpy as np
-from helpers import record
+from tests.helpers import record
 
 SECONDS = 10.0
 

@@ -1,6 +1,6 @@
 """Resting contact (DESIGN sec. 7): a ten-cube stack stands for 10 s."""
 import numpy as np
-from helpers import record
+from tests.helpers import record
 
 SECONDS = 10.0
 

@@ -1,0 +1,8 @@
+"""The golden files (tests/golden.py) were computed from this tree's code: a stale one fails here, naming the command
+that rewrites it (its tests still pass, computing the reference live, only slower)."""
+from tests.golden import stale
+
+
+def test_golden_files_are_current():
+  old = stale()
+  assert not old, f"tests/golden/ has references computed from other code: {old}; run `make golden`"
