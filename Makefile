@@ -40,17 +40,20 @@ $(STAMP): pyproject.toml .ci/sysdeps
 	@PIP_DISABLE_PIP_VERSION_CHECK=1 $(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-# two workers, one per core (CI's machine has 2): tinygrad's scheduling is single-threaded Python, so files that
-# compile different scenes overlap well; --dist loadfile keeps each file's module-scoped fixtures in one worker
+# two workers, one per core (CI's machine has 2): tinygrad's scheduling is single-threaded Python, so groups that
+# compile different scenes overlap well; --dist loadgroup keeps each xdist_group (a scene's tests, which share its
+# compiles, or else a file with its module-scoped fixtures) on one worker (conftest.py)
 test: $(STAMP)
-	$(RUN) -m pytest -q -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS)
+	$(RUN) -m pytest -q -n 2 --dist loadgroup -m "not slow" $(PYTEST_ARGS)
 
 # the long checks (the 1,000-step chain gradient): tens of minutes on 2 cores
 test-slow: $(STAMP)
 	$(RUN) -m pytest -q -m slow $(PYTEST_ARGS)
 
-# rewrite every golden file the suite reads (tests/golden.py): the suite, computing each reference live
+# rewrite the golden files (tests/golden.py): the suite, computing every reference live; files no test wrote are
+# removed (a reference whose inputs changed gets a new name)
 golden: $(STAMP)
+	rm -f tests/golden/*.npz
 	TINYXPBD_GOLDEN=write $(RUN) -m pytest -q -n 2 --dist loadgroup -m "not slow" $(PYTEST_ARGS)
 
 demo: $(STAMP)

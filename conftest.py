@@ -1,9 +1,12 @@
-"""Repo-root conftest: lets a bare `pytest` import engine/oracle/kernels without installing, and points tinygrad's
-WEBGPU backend at the Dawn library that dawn-python ships (unless WEBGPU_PATH is already set)."""
+"""Repo-root conftest: lets a bare `pytest` import engine/oracle/kernels without installing, points tinygrad's WEBGPU
+backend at the Dawn library that dawn-python ships (unless WEBGPU_PATH is already set), and lays the suite out for
+`--dist loadgroup` (the Makefile's `make test`)."""
 import importlib.util
 import os
 import platform
 import sys
+
+import pytest
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 if ROOT not in sys.path: sys.path.insert(0, ROOT)
@@ -13,13 +16,23 @@ if _spec is not None and _spec.submodule_search_locations:
   _lib = os.path.join(list(_spec.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so")
   if os.path.isfile(_lib): os.environ.setdefault("WEBGPU_PATH", _lib)
 
-# The longest test files first (cold-cache seconds on 2 cores, measured 2026-11-23), so pytest-xdist's loadfile
-# scheduler does not leave one worker running a long file alone at the end; the rest keep pytest's order.
-HEAVY_FIRST = ("test_parity_wgsl_contacts.py",  # ~470 s: stack10, pile and cradle compile the oracle twice
-               "test_env.py", "test_train_apg.py", "test_parity_wgsl.py", "test_verify_actuators.py",  # ~200 s each
-               "test_gym.py", "test_grad_double_pendulum.py", "test_verify_pile.py", "test_grad_contact.py")
+# The groups that take longest, longest first (cold-cache seconds on 2 cores, measured 2026-11-23 with
+# `make test PYTEST_ARGS=--durations=0`), so pytest-xdist hands them out first and no worker runs a long group alone at
+# the end; the rest keep pytest's order. A group is a scene (tests marked xdist_group(scene) share its compiles on one
+# worker: tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
+HEAVY_FIRST = ("stack10", "pile", "cradle", "test_grad_double_pendulum.py", "test_train_apg.py",
+               "test_verify_actuators.py", "drop", "test_grad_chain.py", "test_env.py", "test_grad_contact.py",
+               "test_grad_rollout.py", "test_wgsl_bridge.py", "test_gym.py")
 
 
+def _group(item) -> str:
+  mark = item.get_closest_marker("xdist_group")
+  return str(mark.args[0]) if mark is not None and mark.args else item.path.name
+
+
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the marks (xdist/remote.py)
 def pytest_collection_modifyitems(session, config, items):
+  for item in items:
+    if item.get_closest_marker("xdist_group") is None: item.add_marker(pytest.mark.xdist_group(item.path.name))
   rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
-  items.sort(key=lambda item: rank.get(item.path.name, len(HEAVY_FIRST)))   # stable: file order kept otherwise
+  items.sort(key=lambda item: rank.get(_group(item), len(HEAVY_FIRST)))   # stable: file order kept otherwise

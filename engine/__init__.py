@@ -1,4 +1,4 @@
-"""tinyxpbd: scene loading, the simulator, envs. Stepping (and the choice of backend) goes through engine/stepping.py."""
+"""tinyxpbd: scene loading, the simulator, envs. Stepping (and choosing a backend) goes through engine/stepping.py."""
 from engine.scene import SceneError, load_scene  # noqa: F401
 from oracle.types import Model, State  # noqa: F401
 

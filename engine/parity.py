@@ -37,13 +37,17 @@ def kicked_states(model, batch: int, seed: int, noise: float) -> tuple[np.ndarra
   return p, rng.uniform(mid - half, mid + half, size=(batch, model.nact))
 
 
+def simulator(scene: dict, backend: str, batch: int, dtype=dtypes.float32, device: str | None = None) -> Simulator:
+  """A fresh Simulator of the scene (the default of run's `simulator`; the tests pass a cached one)."""
+  return Simulator(build_model(scene, dtype, device), batch, backend=backend)
+
+
 def run(scene: dict, backend: str, cases: list[tuple[np.ndarray, np.ndarray | None, int]], dtype=dtypes.float32,
-        device: str | None = None) -> list[np.ndarray]:
+        device: str | None = None, simulator=simulator) -> list[np.ndarray]:
   """Per case (packed, ctrl, steps), the packed state after `steps` env-steps (float64 numpy). One Simulator serves
-  every case, so the step is compiled once."""
-  model = build_model(scene, dtype, device)
+  every case, so the step is compiled once; simulator(scene, backend, batch, dtype, device) makes it."""
   np_dt = np.float32 if dtype == dtypes.float32 else np.float64
-  sim = Simulator(model, cases[0][0].shape[0], backend=backend)
+  sim = simulator(scene, backend, cases[0][0].shape[0], dtype, device)
   out = []
   for packed, ctrl, steps in cases:
     state = unpack_state(Tensor(packed.astype(np_dt), device=sim.device),
@@ -55,6 +59,11 @@ def run(scene: dict, backend: str, cases: list[tuple[np.ndarray, np.ndarray | No
   return out
 
 
+def float64_reference(scene: dict, runs: list, simulator=simulator) -> list[np.ndarray]:
+  """The float64 oracle's states for run()'s cases: the truth that judges float32 noise."""
+  return run(scene, "oracle", runs, dtype=dtypes.float64, simulator=simulator)
+
+
 Result = dict[str, dict[str, float]]
 JUDGE_BELOW = 1e-5   # differences (m, m/s, rad/s) that need no float64 judge
 # envs per comparison. The float32 oracle's distance from float64 is the noise floor the kernel is judged against, a
@@ -63,21 +72,22 @@ JUDGE_BELOW = 1e-5   # differences (m, m/s, rad/s) that need no float64 judge
 BATCH = 16
 
 
-def compare_cases(src, cases: list[tuple[int, float]], batch: int = BATCH, seed: int = 0, judge: bool = True
-                  ) -> list[Result]:
+def compare_cases(src, cases: list[tuple[int, float]], batch: int = BATCH, seed: int = 0, judge: bool = True,
+                  simulator=simulator, reference=float64_reference) -> list[Result]:
   """Per case (steps, noise), per state field: max |wgsl - oracle32| ("diff"), max |oracle32 - oracle64|
   ("oracle_err"), max |wgsl - oracle64| ("wgsl_err") and wgsl_err - oracle_err ("excess"), after `steps` env-steps
   from kicked_states(noise). Every backend and dtype compiles once for all cases. src: a scene path or dict.
   judge=False runs the float64 oracle only when some field differs by more than JUDGE_BELOW (the tests: it is the
-  most expensive compile); otherwise oracle_err and wgsl_err read NaN."""
+  most expensive compile); otherwise oracle_err and wgsl_err read NaN. simulator: as in run(); reference(scene,
+  runs): the float64 truth (the tests read it from a golden file)."""
   scene = load_scene_dict(src)
   model = build_model(scene)
   check_supported(model)   # before the oracle's compiles: a scene the kernel cannot run fails at once
   runs = [(*kicked_states(model, batch, seed, noise), steps) for steps, noise in cases]
-  ref = run(scene, "oracle", runs)
-  got = run(scene, "wgsl", runs, device="WEBGPU")
+  ref = run(scene, "oracle", runs, simulator=simulator)
+  got = run(scene, "wgsl", runs, device="WEBGPU", simulator=simulator)
   if judge or any(np.abs(g - r).max() > JUDGE_BELOW for g, r in zip(got, ref)):
-    truth = run(scene, "oracle", runs, dtype=dtypes.float64)
+    truth = reference(scene, runs)
   else:
     truth = [np.full_like(r, np.nan) for r in ref]
   out = []
@@ -90,9 +100,10 @@ def compare_cases(src, cases: list[tuple[int, float]], batch: int = BATCH, seed:
   return out
 
 
-def compare(src, steps: int = 1, batch: int = BATCH, seed: int = 0, noise: float = 0.5, judge: bool = True) -> Result:
+def compare(src, steps: int = 1, batch: int = BATCH, seed: int = 0, noise: float = 0.5, judge: bool = True,
+            **kw) -> Result:
   """compare_cases for one case."""
-  return compare_cases(src, [(steps, noise)], batch, seed, judge)[0]
+  return compare_cases(src, [(steps, noise)], batch, seed, judge, **kw)[0]
 
 
 def compare_contacts(src, batch: int = BATCH, seed: int = 0, noise: float = 0.5) -> dict | None:

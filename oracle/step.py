@@ -12,7 +12,7 @@ from oracle.contacts import ContactPlan, contact_plan, find_pairs, has_contacts,
 from oracle.integrate import integrate
 from oracle.solve import init_lambda, solve
 from oracle.types import Model
-from oracle.velocity import contact_velocity, has_damping, joint_damping, recover
+from oracle.velocity import contact_velocity, has_damping, joint_damping, recover  # noqa: F401
 
 # mirrored by the WGSL kernel's function names
 STAGES = ("broadphase", "integrate", "narrowphase", "solve", "recover", "contact_velocity", "joint_damping")

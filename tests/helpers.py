@@ -1,5 +1,10 @@
-"""Shared test helpers: joint errors in numpy, pendulum initial states, exact periods."""
+"""Shared test helpers: joint errors in numpy, pendulum initial states, exact periods, and the worker-level caches
+that let tests of one scene share its compiles (with `--dist loadgroup`, a scene's tests share a worker: mark them
+`@pytest.mark.xdist_group("<scene>")`)."""
 from __future__ import annotations
+import functools
+import hashlib
+import json
 import math
 import numpy as np
 import pytest
@@ -17,6 +22,40 @@ def wgsl_checked():
   old, wgsl.CHECK = wgsl.CHECK, True
   yield
   wgsl.CHECK = old
+
+
+@functools.cache
+def _simulator(scene_json: str, backend: str, batch: int, dtype_name: str, device: str | None, lanes: int | None):
+  from tinygrad import dtypes
+  from engine.parity import simulator
+  return simulator(json.loads(scene_json), backend, batch, getattr(dtypes, dtype_name), device)
+
+
+def cached_simulator(scene: dict, backend: str, batch: int, dtype=None, device: str | None = None):
+  """engine.parity.simulator, one per (scene, backend, batch, dtype, device) in this worker: a Simulator is compiled
+  on its first call and keeps its JITs, so the tests that share it compile once. The kernel's layout (engine.wgsl.LANES,
+  which tests may force) is part of the key."""
+  import engine.wgsl as wgsl
+  from tinygrad import dtypes
+  dtype = dtype or dtypes.float32
+  return _simulator(json.dumps(scene, sort_keys=True), backend, batch, dtype.name, device,
+                    wgsl.LANES if backend == "wgsl" else None)
+
+
+def _digest(a) -> str | None:
+  return None if a is None else hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]
+
+
+def golden_reference(scene: dict, runs: list) -> list[np.ndarray]:
+  """engine.parity.float64_reference from a golden file (tests/golden.py): the float64 oracle's states after run()'s
+  cases (packed, ctrl, steps), keyed by the scene and a digest of the cases."""
+  from engine.parity import float64_reference
+  from tests.golden import golden
+  inputs = {"scene": scene, "runs": [(_digest(p), _digest(c), steps) for p, c, steps in runs]}
+  key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:10]
+  out = golden(f"parity_{scene.get('name', 'scene')}_{key}", inputs,
+               lambda: {f"case{i}": a for i, a in enumerate(float64_reference(scene, runs, cached_simulator))})
+  return [out[f"case{i}"] for i in range(len(runs))]
 
 
 def anchor_errors(model, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:

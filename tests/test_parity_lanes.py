@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import engine.wgsl as wgsl
-from engine.parity import FIELDS, compare, kicked_states, run
+from engine.parity import BATCH, FIELDS, compare, kicked_states, run
 from engine.scene import build_model, load_scene_dict
-from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
-from tests.test_parity_wgsl import check, random_scene, skip_if_miscompiled
+from tests.helpers import SCENES, cached_simulator, wgsl_checked  # noqa: F401 (autouse)
+from tests.test_parity_wgsl import SHARED, check, random_scene, skip_if_miscompiled
 
 NOISE = 1e-6
 
@@ -39,26 +39,29 @@ def assert_close(a: np.ndarray, b: np.ndarray, name: str, scene: str, tol: float
   assert err <= tol, f"{scene}: {name} differs by {err:.3e} > {tol:.3e}"
 
 
-@pytest.mark.parametrize("name,lanes", [("pendulum", 64), ("random0", 2), ("stack10", 8)])
+@pytest.mark.parametrize("name,lanes", [pytest.param(n, k, marks=pytest.mark.xdist_group(n))
+                                        for n, k in (("pendulum", 64), ("random0", 2), ("stack10", 8))])
 def test_parity_lanes_vs_one_lane(name, lanes, lanes_forced):
+  """BATCH envs, as in tests/test_parity_wgsl.py: the one-lane kernel is the one that test compiled."""
   skip_if_miscompiled(name)
   scene = scene_of(name)
   model = build_model(scene)
-  packed, ctrl = kicked_states(model, 4, 0, 0.5)
+  packed, ctrl = kicked_states(model, BATCH, 0, 0.5)
   out = {}
   for n in (1, lanes):
     lanes_forced(n)
-    out[n] = run(scene, "wgsl", [(packed, ctrl, 1)], device="WEBGPU")[0]
+    out[n] = run(scene, "wgsl", [(packed, ctrl, 1)], device="WEBGPU", simulator=cached_simulator)[0]
   h = model.dt / model.substeps
   for field, sl in FIELDS.items():
     tol = NOISE if field in ("body_pos", "body_quat") else NOISE / h
     assert_close(out[lanes][..., sl], out[1][..., sl], f"{field} ({lanes} lanes vs 1)", name, tol)
 
 
+@pytest.mark.xdist_group("compliant_hang")
 def test_parity_lanes_vs_oracle(lanes_forced):
-  """The bounds of tests/test_parity_wgsl.py, on 4 lanes."""
+  """The bounds of tests/test_parity_wgsl.py, on 4 lanes (the oracle's compile is that test's)."""
   lanes_forced(4)
-  check(compare(SCENES / "compliant_hang.json", steps=1, judge=False))
+  check(compare(SCENES / "compliant_hang.json", steps=1, judge=False, **SHARED))
 
 
 def test_parity_lanes_options():

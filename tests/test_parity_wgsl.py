@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import engine.wgsl as wgsl
 from engine.parity import compare_cases
-from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
+from tests.helpers import SCENES, cached_simulator, golden_reference, wgsl_checked  # noqa: F401 (autouse)
 
 FLOOR_FACTOR = 4.0
 
@@ -32,11 +32,15 @@ def skip_if_miscompiled(name: str) -> None:
 
 
 def scene_params(contacts: bool) -> list:
-  """The scenes/*.json with (or without) contacts: two files, so pytest-xdist runs the two halves side by side."""
+  """The scenes/*.json with (or without) contacts, each in its scene's xdist group (tests/helpers.py)."""
   from engine.scene import build_model, load_scene_dict
-  from oracle.contacts import has_contacts
-  return [pytest.param(p, id=p.stem) for p in sorted(SCENES.glob("*.json"))
-          if has_contacts(build_model(load_scene_dict(p))) == contacts]
+  from engine.stepping import Stepper
+  return [pytest.param(p, id=p.stem, marks=pytest.mark.xdist_group(p.stem)) for p in sorted(SCENES.glob("*.json"))
+          if Stepper(build_model(load_scene_dict(p))).contacts == contacts]
+
+
+# the compiles and the float64 truth the parity tests share (tests/helpers.py)
+SHARED = dict(simulator=cached_simulator, reference=golden_reference)
 
 
 def floor_ok(r: dict, tol: float) -> bool:
@@ -62,7 +66,7 @@ def check_scene(path):
   """One step from kicked states; for the ROLLOUT scenes also 100 steps (same compiles)."""
   skip_if_miscompiled(path.stem)
   cases = [(1, 0.5)] + ([(100, ROLLOUT[path.stem])] if path.stem in ROLLOUT else [])
-  results = compare_cases(path, cases, judge=False)
+  results = compare_cases(path, cases, judge=False, **SHARED)
   check(results[0])
   if len(results) > 1: check(results[1], tol=1e-4)
 
@@ -106,4 +110,4 @@ def random_scene(seed: int) -> dict:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_parity_random_scene(seed):
-  check(compare_cases(random_scene(seed), [(1, 0.5)], judge=False)[0])
+  check(compare_cases(random_scene(seed), [(1, 0.5)], judge=False, **SHARED)[0])

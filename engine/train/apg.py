@@ -317,8 +317,8 @@ def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict, targe
   rows = [r for r in history if r["mean_episode_return"] is not None]
   # the curve helper draws values >= 0 only: plot the episode cost (-return), lower is better
   curve = ([r["env_steps"] for r in rows], [-r["mean_episode_return"] for r in rows])
-  common.save_run(out, policy, history, meta, curve, title=f"APG {meta.get('task', '')}", ylabel="-(mean episode return)",
-                  target=None if target is None else -target)
+  common.save_run(out, policy, history, meta, curve, title=f"APG {meta.get('task', '')}",
+                  ylabel="-(mean episode return)", target=None if target is None else -target)
 
 
 def main(argv=None):
