@@ -12,7 +12,7 @@ from tinygrad import Tensor, dtypes
 from oracle.constraints import CONSTRAINTS, NLAM
 from oracle.solve import joint_counts
 from oracle.types import GEOM_TYPES, JOINT_TYPES, Model
-from oracle.velocity import has_damping
+from oracle.joint_damping import has_damping
 from oracle.xpbd import EPS
 
 # the Model tensors the kernel reads, in buffer order, with their rank without a batch axis (names as in
@@ -223,7 +223,7 @@ def kernel_body() -> str:
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:
   """The complete WGSL program for `batch` envs of `model`, advancing `steps` env-steps per launch. damping: whether
-  the velocity pass runs (oracle.velocity.has_damping, which reads tensors: pass it in under a JIT capture). lanes:
+  the velocity pass runs (oracle.joint_damping.has_damping, which reads tensors: pass it in under a JIT capture). lanes:
   invocations per env (engine/wgsl.py picks them with default_lanes); launch the program on batch * lanes
   invocations in workgroups of workgroup_size(lanes)."""
   check_supported(model)
