@@ -1,7 +1,11 @@
-// XPBD corrections (oracle/xpbd.py) and the joint constraints (oracle/constraints/), one function per registered
-// joint type; part of the step kernel (kernels/xpbd_step.wgsl holds the buffers, Side and Correction).
+// XPBD corrections between two bodies (oracle/xpbd.py): the Side and Correction types and the positional, angular
+// and vector corrections every constraint is built from, with the oracle's names. Multipliers live in the env's
+// `lam` array (kernels/xpbd_step.wgsl); a correction adds its increment to lam[li].
 
-// --- XPBD corrections (oracle/xpbd.py) ---
+// one side of a constraint (oracle/xpbd.py Side): the world is x = 0, q = identity, im = 0, ii = 0
+struct Side { x: vec3<f32>, q: Quat, im: f32, ii: vec3<f32> }
+struct Correction { dx1: vec3<f32>, dth1: vec3<f32>, dx2: vec3<f32>, dth2: vec3<f32> }
+
 fn inv_mass_at(s: Side, r: vec3<f32>, n: vec3<f32>) -> f32 {  // M20 eq. 2
   let rn = inv_rotate(s.q, cross(r, n));
   return s.im + dot(rn, rn * s.ii);
@@ -11,8 +15,11 @@ fn inv_inertia_along(s: Side, n: vec3<f32>) -> f32 {  // M20 eq. 3
   return dot(nb, nb * s.ii);
 }
 fn world_inv_inertia(s: Side, v: vec3<f32>) -> vec3<f32> { return rotate(s.q, inv_rotate(s.q, v) * s.ii); }
+fn apply(s: Side, dx: vec3<f32>, dth: vec3<f32>) -> Side {  // Side.apply
+  return Side(s.x + dx, add_rotation(s.q, dth), s.im, s.ii);
+}
 fn zero_corr() -> Correction { return Correction(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0)); }
-fn chain2(a: Correction, b: Correction) -> Correction {
+fn chain(a: Correction, b: Correction) -> Correction {  // of two corrections (the oracle's takes any number)
   return Correction(a.dx1 + b.dx1, a.dth1 + b.dth1, a.dx2 + b.dx2, a.dth2 + b.dth2);
 }
 
@@ -87,6 +94,7 @@ fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_
   return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
 }
 
+// K_s e = e/m + (I^-1 (r x e)) x r: how far a unit impulse e at offset r moves that point of body s
 fn k_apply(s: Side, r: vec3<f32>, e: vec3<f32>) -> vec3<f32> { return e * s.im + cross(world_inv_inertia(s, cross(r, e)), r); }
 
 // a point attachment as one 3-vector constraint (oracle/xpbd.py point; Macklin et al. 2016 eq. 18); lam[li..li+3]
@@ -100,103 +108,4 @@ fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32
   lam[li + 1u] = lv.y + P.y;
   lam[li + 2u] = lv.z + P.z;
   return Correction(P * s1.im, world_inv_inertia(s1, cross(r1, P)), -(P * s2.im), -world_inv_inertia(s2, cross(r2, P)));
-}
-
-// --- joints (oracle/constraints/) ---
-fn alpha_tilde(j: u32, h: f32) -> f32 { return p1(OFF_JNT_COMPLIANCE + j) / (h * h); }
-
-fn attach(j: u32, s1: Side, s2: Side, li: u32, h: f32) -> Correction {
-  let r1 = rotate(s1.q, jv(OFF_JNT_ANCHOR_PARENT, j));
-  let r2 = rotate(s2.q, jv(OFF_JNT_ANCHOR_CHILD, j));
-  return point(s1, s2, r1, r2, (s1.x + r1) - (s2.x + r2), li, alpha_tilde(j, h));
-}
-
-fn ball(j: u32, s1: Side, s2: Side, h: f32) -> Correction { return attach(j, s1, s2, LAMW * j, h); }
-
-fn hinge_angle(j: u32, s1: Side, s2: Side) -> vec4<f32> {  // (angle, world axis)
-  let a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  let n1 = rotate(s1.q, jv(OFF_JNT_REF_PARENT, j));
-  let n2 = rotate(s2.q, jv(OFF_JNT_REF_CHILD, j));
-  return vec4<f32>(atan2(dot(cross(n1, n2), a), dot(n1, n2)), a);
-}
-fn wrap(angle: f32) -> f32 { return atan2(sin(angle), cos(angle)); }
-
-fn hinge(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
-  var s1 = s1_;
-  var s2 = s2_;
-  let l = LAMW * j;
-  // 1. align the axes (M20 eq. 20), always rigid; free about a1
-  let a1 = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  let a2 = rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, j));
-  let al = norm_dir(cross(a2, a1), EPS);
-  let align = angular_align(s1, s2, a1, al.dir, al.len, al.on, l);
-  s1 = apply_side(s1, align.dx1, align.dth1);
-  s2 = apply_side(s2, align.dx2, align.dth2);
-  // 2. limits (M20 Alg. 3)
-  var ph = hinge_angle(j, s1, s2);
-  let lo = p1(OFF_JNT_RANGE + 2u * j);
-  let hi = p1(OFF_JNT_RANGE + 2u * j + 1u);
-  let goal = min(max(ph.x, lo), hi);
-  let violated = p1(OFF_JNT_LIMITED + j) > 0.0 && (ph.x < lo || ph.x > hi);
-  let limit = angular(s1, s2, ph.yzw, goal - ph.x, violated, l + 1u, 0.0);
-  s1 = apply_side(s1, limit.dx1, limit.dth1);
-  s2 = apply_side(s2, limit.dx2, limit.dth2);
-  var tot = chain2(align, limit);
-  // 3. position servo: compliance 1/kp (M20 sec. 3.4.1)
-  let a = JNT_POS_SERVO[j];
-  if (a >= 0) {
-    ph = hinge_angle(j, s1, s2);
-    let servo = angular(s1, s2, ph.yzw, wrap(act_ctrl(a) - ph.x), true, l + 5u, (1.0 / act_p(OFF_ACT_KP, a)) / (h * h));
-    s1 = apply_side(s1, servo.dx1, servo.dth1);
-    s2 = apply_side(s2, servo.dx2, servo.dth2);
-    tot = chain2(tot, servo);
-  }
-  // 4. attach the anchors
-  return chain2(tot, attach(j, s1, s2, l + 2u, h));
-}
-
-fn lock_orientation(j: u32, s1: Side, s2: Side, li: u32) -> Correction {
-  let dq = qmul(qmul(s1.q, p4q(OFF_JNT_RELQUAT + 4u * j)), qconj(s2.q));
-  let sgn = select(1.0, -1.0, dq.w < 0.0);
-  let nd = norm_dir(dq.v * (2.0 * sgn), EPS);
-  return angular_lock(s1, s2, nd.dir, nd.len, nd.on, li);
-}
-
-fn fixed(j: u32, s1: Side, s2: Side, h: f32) -> Correction {
-  let l = LAMW * j;
-  let orient = lock_orientation(j, s1, s2, l);
-  return chain2(orient, attach(j, apply_side(s1, orient.dx1, orient.dth1), apply_side(s2, orient.dx2, orient.dth2), l + 1u, h));
-}
-
-fn distance(j: u32, s1: Side, s2: Side, h: f32) -> Correction {
-  let r1 = rotate(s1.q, jv(OFF_JNT_ANCHOR_PARENT, j));
-  let r2 = rotate(s2.q, jv(OFF_JNT_ANCHOR_CHILD, j));
-  let nd = norm_dir((s1.x + r1) - (s2.x + r2), EPS);
-  return positional(s1, s2, r1, r2, nd.dir, nd.len - p1(OFF_JNT_LENGTH + j), nd.on, LAMW * j, alpha_tilde(j, h));
-}
-
-fn slide(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
-  var s1 = s1_;
-  var s2 = s2_;
-  let l = LAMW * j;
-  let orient = lock_orientation(j, s1, s2, l);
-  s1 = apply_side(s1, orient.dx1, orient.dth1);
-  s2 = apply_side(s2, orient.dx2, orient.dth2);
-  var a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  var r1 = rotate(s1.q, jv(OFF_JNT_ANCHOR_PARENT, j));
-  var r2 = rotate(s2.q, jv(OFF_JNT_ANCHOR_CHILD, j));
-  let d = (s1.x + r1) - (s2.x + r2);
-  let nd = norm_dir(d - a * dot(d, a), EPS);
-  let normal = positional(s1, s2, r1, r2, nd.dir, nd.len, nd.on, l + 1u, alpha_tilde(j, h));
-  s1 = apply_side(s1, normal.dx1, normal.dth1);
-  s2 = apply_side(s2, normal.dx2, normal.dth2);
-  a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  r1 = rotate(s1.q, jv(OFF_JNT_ANCHOR_PARENT, j));
-  r2 = rotate(s2.q, jv(OFF_JNT_ANCHOR_CHILD, j));
-  let x = dot((s2.x + r2) - (s1.x + r1), a);
-  let lo = p1(OFF_JNT_RANGE + 2u * j);
-  let hi = p1(OFF_JNT_RANGE + 2u * j + 1u);
-  let violated = p1(OFF_JNT_LIMITED + j) > 0.0 && (x < lo || x > hi);
-  let limit = positional(s1, s2, r1, r2, a, min(max(x, lo), hi) - x, violated, l + 2u, 0.0);
-  return chain2(chain2(orient, normal), limit);
 }
