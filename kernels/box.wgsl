@@ -9,8 +9,8 @@ fn to_world(v: vec3<f32>, axes: array<vec3<f32>, 3>) -> vec3<f32> {  // R v
   return axes[0] * v.x + axes[1] * v.y + axes[2] * v.z;
 }
 
-// sphere (c, r) as geom a against `box` as geom b (axes = rotation_columns(box.rot)). Outside: pb is c clamped into the box;
-// inside (within BOX_EPS): the sphere leaves through the face of least clearance, ties to the lower axis
+// sphere (c, r) as geom a against `box` as geom b (axes = rotation_columns(box.rot)). Outside: pb is c clamped into
+// the box; inside (within BOX_EPS): the sphere leaves through the face of least clearance, ties to the lower axis
 fn sphere_box_contact(c: vec3<f32>, r: f32, box: Geom, axes: array<vec3<f32>, 3>) -> Contact {
   let loc = to_local(c - box.pos, axes);
   let h = box.size;
@@ -62,7 +62,8 @@ fn _segment_nearest(a: vec3<f32>, u: vec3<f32>, hl: f32, h: vec3<f32>, tc: f32) 
   for (var it = 0; it < BOX_CAPSULE_BISECT; it++) {
     let m = (lo + hi) * 0.5;
     let tm = _segment_terms(a, u, h, m);
-    let rising = tm.e.x * tm.s.x * u.x + tm.e.y * tm.s.y * u.y + tm.e.z * tm.s.z * u.z + BOX_CAPSULE_PULL * (m - tc) >= 0.0;
+    let rising = tm.e.x * tm.s.x * u.x + tm.e.y * tm.s.y * u.y + tm.e.z * tm.s.z * u.z
+                 + BOX_CAPSULE_PULL * (m - tc) >= 0.0;
     lo = select(m, lo, rising);
     hi = select(hi, m, rising);
   }

@@ -7,7 +7,9 @@
 struct Sat { f_sep: f32, f_n: vec3<f32>, ref_a: bool, k: u32, e_sep: f32, e_ok: bool, e_n: vec3<f32>, i: u32, j: u32 }
 
 // whether an axis of separation sep replaces the incumbent best (b's face over a's, an edge over the face)
-fn _beats(sep: f32, best: f32) -> bool { return sep > best + BOX_BOX_FACE_BIAS_REL * abs(best) + BOX_BOX_FACE_BIAS_ABS; }
+fn _beats(sep: f32, best: f32) -> bool {
+  return sep > best + BOX_BOX_FACE_BIAS_REL * abs(best) + BOX_BOX_FACE_BIAS_ABS;
+}
 
 fn _sat(a: Geom, b: Geom, ua: array<vec3<f32>, 3>, ub: array<vec3<f32>, 3>, d: vec3<f32>) -> Sat {
   let ha = a.size;

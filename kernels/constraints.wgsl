@@ -137,7 +137,8 @@ fn push(s1: Side, s2: Side, oa: vec3<f32>, ob: vec3<f32>, n: vec3<f32>, err: f32
   let w = inv_mass_at(s1, oa, n) + inv_mass_at(s2, ob, n);
   let mag = select(0.0, err / (w + 1e-30), on);
   let p = n * mag;
-  return Push(Correction(-(p * s1.im), -world_inv_inertia(s1, cross(oa, p)), p * s2.im, world_inv_inertia(s2, cross(ob, p))), mag);
+  return Push(Correction(-(p * s1.im), -world_inv_inertia(s1, cross(oa, p)), p * s2.im,
+                         world_inv_inertia(s2, cross(ob, p))), mag);
 }
 
 // normal then static friction of contact slot i from the Jacobi snapshot (M20 sec. 3.5); the slot's multipliers

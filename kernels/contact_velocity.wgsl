@@ -24,7 +24,8 @@ fn contact_velocity(h: f32) {
     let touching = scr[sl(i) + SLOT_TOUCHING] > 0.0;
     let w = inv_mass_at(s1, oa, dd.dir) + inv_mass_at(s2, ob, dd.dir);
     let p = dd.dir * select(0.0, dd.len / (w + 1e-30), touching && dd.on);
-    set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im), -world_inv_inertia(s2, cross(ob, p))));
+    set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im),
+                                -world_inv_inertia(s2, cross(ob, p))));
   }
   barrier();   // every slot's impulse written, and every slot's read of the velocities done
   for (var b = lane; b < NBODY; b += LANES) {

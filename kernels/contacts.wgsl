@@ -16,7 +16,10 @@ fn sv3(o: u32, v: vec3<f32>) { scr[o] = v.x; scr[o + 1u] = v.y; scr[o + 2u] = v.
 fn pair_geoms(p: u32) -> vec2<i32> { return vec2<i32>(i32(scr[sb + 2u * p]), i32(scr[sb + 2u * p + 1u])); }
 fn set_pair(p: u32, g: vec2<i32>) { scr[sb + 2u * p] = f32(g.x); scr[sb + 2u * p + 1u] = f32(g.y); }
 fn set_slot_corr(i: u32, c: Correction) {
-  sv3(sl(i) + SLOT_DX1, c.dx1); sv3(sl(i) + SLOT_DTH1, c.dth1); sv3(sl(i) + SLOT_DX2, c.dx2); sv3(sl(i) + SLOT_DTH2, c.dth2);
+  sv3(sl(i) + SLOT_DX1, c.dx1);
+  sv3(sl(i) + SLOT_DTH1, c.dth1);
+  sv3(sl(i) + SLOT_DX2, c.dx2);
+  sv3(sl(i) + SLOT_DTH2, c.dth2);
 }
 fn cand(k: u32) -> u32 { return sb + SCR_CANDS + k; }   // candidate k's overlap flag
 fn geom_body(g: u32) -> i32 { return tab[T_GEOM_BODY + g]; }

@@ -22,7 +22,8 @@ fn joint_damping(h: f32) {
     }
     let nd = norm_dir(rel, 1e-12);
     var wgen: f32;
-    if (t == SLIDE) { wgen = s1.im + s2.im; } else { wgen = inv_inertia_along(s1, nd.dir) + inv_inertia_along(s2, nd.dir); }
+    if (t == SLIDE) { wgen = s1.im + s2.im; }
+    else { wgen = inv_inertia_along(s1, nd.dir) + inv_inertia_along(s2, nd.dir); }
     let impulse = select(0.0, nd.len * min(coef * h, 1.0 / (wgen + 1e-30)), nd.on);
     let p = nd.dir * impulse;
     if (t == SLIDE) { jc[j] = Correction(p * s1.im, vec3<f32>(0.0), -(p * s2.im), vec3<f32>(0.0)); }

@@ -95,17 +95,23 @@ fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_
 }
 
 // K_s e = e/m + (I^-1 (r x e)) x r: how far a unit impulse e at offset r moves that point of body s
-fn k_apply(s: Side, r: vec3<f32>, e: vec3<f32>) -> vec3<f32> { return e * s.im + cross(world_inv_inertia(s, cross(r, e)), r); }
+fn k_apply(s: Side, r: vec3<f32>, e: vec3<f32>) -> vec3<f32> {
+  return e * s.im + cross(world_inv_inertia(s, cross(r, e)), r);
+}
 
 // a point attachment as one 3-vector constraint (oracle/xpbd.py point; Macklin et al. 2016 eq. 18); lam[li..li+3]
 fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32, at: f32) -> Correction {
   let lv = vec3<f32>(lam[li], lam[li + 1u], lam[li + 2u]);
-  let a = k_apply(s1, r1, vec3<f32>(1.0, 0.0, 0.0)) + k_apply(s2, r2, vec3<f32>(1.0, 0.0, 0.0)) + vec3<f32>(1.0, 0.0, 0.0) * at;
-  let b = k_apply(s1, r1, vec3<f32>(0.0, 1.0, 0.0)) + k_apply(s2, r2, vec3<f32>(0.0, 1.0, 0.0)) + vec3<f32>(0.0, 1.0, 0.0) * at;
-  let c = k_apply(s1, r1, vec3<f32>(0.0, 0.0, 1.0)) + k_apply(s2, r2, vec3<f32>(0.0, 0.0, 1.0)) + vec3<f32>(0.0, 0.0, 1.0) * at;
+  let ex = vec3<f32>(1.0, 0.0, 0.0);
+  let ey = vec3<f32>(0.0, 1.0, 0.0);
+  let ez = vec3<f32>(0.0, 0.0, 1.0);
+  let a = k_apply(s1, r1, ex) + k_apply(s2, r2, ex) + ex * at;
+  let b = k_apply(s1, r1, ey) + k_apply(s2, r2, ey) + ey * at;
+  let c = k_apply(s1, r1, ez) + k_apply(s2, r2, ez) + ez * at;
   let P = neg_solve3(a, b, c, d + lv * at, norm_dir(d, EPS).on);
   lam[li] = lv.x + P.x;
   lam[li + 1u] = lv.y + P.y;
   lam[li + 2u] = lv.z + P.z;
-  return Correction(P * s1.im, world_inv_inertia(s1, cross(r1, P)), -(P * s2.im), -world_inv_inertia(s2, cross(r2, P)));
+  return Correction(P * s1.im, world_inv_inertia(s1, cross(r1, P)), -(P * s2.im),
+                    -world_inv_inertia(s2, cross(r2, P)));
 }

@@ -55,7 +55,7 @@ var<private> lane: u32;                         // this invocation's lane in its
 // --- parameters ---
 fn p1(off: u32) -> f32 { return prm[mb + off]; }
 fn p3(off: u32) -> vec3<f32> { return vec3<f32>(prm[mb + off], prm[mb + off + 1u], prm[mb + off + 2u]); }
-fn p4q(off: u32) -> Quat { return Quat(prm[mb + off], vec3<f32>(prm[mb + off + 1u], prm[mb + off + 2u], prm[mb + off + 3u])); }
+fn p4q(off: u32) -> Quat { return Quat(prm[mb + off], p3(off + 1u)); }
 fn jv(off: u32, j: u32) -> vec3<f32> { return p3(off + 3u * j); }
 fn act_ctrl(a: i32) -> f32 {  // clip(ctrl[a], lo, hi); a < 0 reads 0 (oracle/actuators.py act_ctrl)
   if (a < 0) { return 0.0; }
