@@ -1,8 +1,9 @@
 """The bridge between tinygrad 0.14 and the hand-written WGSL step kernel (DESIGN.md sec. 6).
 
 Everything that touches tinygrad's alpha custom-kernel API or its WebGPU runtime lives in this file:
-- `step(model, packed, ctrl, steps)`: a lazy Tensor op that runs kernels/xpbd_step.wgsl on tinygrad's WEBGPU device
-  via `Tensor.custom_kernel`, so it composes with TinyJit and other tensor ops and rollouts stay on the device;
+- `step(model, packed, ctrl, steps)`: a lazy Tensor op that runs the step kernel (kernels/xpbd_step.wgsl and the
+  files kernels/program.py joins to it) on tinygrad's WEBGPU device via `Tensor.custom_kernel`, so it composes with
+  TinyJit and other tensor ops and rollouts stay on the device;
 - a per-program pipeline cache: stock tinygrad builds the bind group layout, pipeline layout and compute pipeline on
   every launch (~1-2 ms on lavapipe, a shader compile on some drivers);
 - `CHECK`: when true (the tests set it), every launch runs inside a WebGPU validation error scope and raises on an
@@ -234,13 +235,15 @@ def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, step
 
 def contact_set(model: Model, scratch: Tensor) -> tuple[Tensor, Tensor]:
   """The last step's pair table (B, NPAIR, 2) int32 (geom indices, -1 in empty slots; oracle ContactPlan.pairs) and
-  the last substep's contacts (B, NSLOT, 13) in oracle/contacts.py narrowphase's row layout and slot order, from
-  step_scratch's scratch rows (kernels/contacts.wgsl: pairs, then SLOT_W floats per slot, the row first). Slots of
-  empty pairs hold stale values: the kernel never reads them, and neither should a caller."""
+  the last substep's contacts (B, NSLOT, ROW) in the oracle's narrowphase row layout (oracle/contacts.py) and slot
+  order, from step_scratch's scratch rows, read by the layout the kernel's header has (kernels/program.py
+  contact_tables and slot_layout: the pairs first, SLOT_W floats per slot from SCR_SLOTS, the row from SLOT_ROW).
+  Slots of empty pairs hold stale values: the kernel never reads them, and neither should a caller."""
+  from oracle.contacts import ROW
   c = tables(model)[1]
-  B, npair, nslot = scratch.shape[0], c["NPAIR"], c["NSLOT"]
-  slots = scratch[:, 2 * npair:2 * npair + c["SLOT_W"] * nslot].reshape(B, nslot, c["SLOT_W"])
-  return scratch[:, :2 * npair].reshape(B, npair, 2).cast(dtypes.int32), slots[..., :13]
+  B, npair, nslot, w = scratch.shape[0], c["NPAIR"], c["NSLOT"], c["SLOT_W"]
+  slots = scratch[:, c["SCR_SLOTS"]:c["SCR_SLOTS"] + w * nslot].reshape(B, nslot, w)
+  return scratch[:, :2 * npair].reshape(B, npair, 2).cast(dtypes.int32), slots[..., c["SLOT_ROW"]:c["SLOT_ROW"] + ROW]
 
 
 def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None,

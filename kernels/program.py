@@ -1,18 +1,24 @@
-"""The WGSL step kernel for one Model: its source (the kernels/*.wgsl files behind a generated header of the scene's
-constants) and the Model's tensors packed into the one parameter buffer the kernel reads.
+"""The WGSL step kernel for one Model: its source (the kernels/*.wgsl files behind a generated header) and the Model's
+tensors packed into the one parameter buffer the kernel reads.
 
 Topology (counts, joint types, parents, children, actuator wiring) is static in the oracle too, so it becomes WGSL
-constants here and the kernel is compiled once per scene, batch and step count, like the oracle's jitted step.
+constants here and the kernel is compiled once per scene, batch and step count, like the oracle's jitted step. The
+header also carries everything the kernel shares with the oracle, generated from the oracle's modules so that no
+number is written twice: the contact slot layout (slot_layout), the packed state's layout, the narrowphase's
+tolerances and math3's polynomial (oracle_constants), EPS, and the pair-kind dispatch in NARROWPHASE's order
+(collide_header).
 """
 from __future__ import annotations
 import os
 import re
 from functools import lru_cache
 from tinygrad import Tensor, dtypes
+from oracle import contacts, math3, packed, solve
+from oracle.collide import NARROWPHASE, box, box_box, primitives
 from oracle.constraints import CONSTRAINTS, NLAM
+from oracle.joint_damping import has_damping
 from oracle.solve import joint_counts
 from oracle.types import GEOM_TYPES, JOINT_TYPES, Model
-from oracle.velocity import has_damping
 from oracle.xpbd import EPS
 
 # the Model tensors the kernel reads, in buffer order, with their rank without a batch axis (names as in
@@ -21,19 +27,23 @@ PARAMS = dict(gravity=1, body_inv_mass=1, body_inv_inertia=2, jnt_anchor_parent=
               jnt_axis_parent=2, jnt_axis_child=2, jnt_ref_parent=2, jnt_ref_child=2, jnt_relquat=2, jnt_range=2,
               jnt_limited=1, jnt_compliance=1, jnt_damping=1, jnt_length=1, act_gear=1, act_ctrlrange=2, act_kp=1,
               act_kv=1, geom_pos=2, geom_quat=2, geom_size=2, geom_friction=1, geom_restitution=1)
-# the narrowphase pair functions in the kernel's dispatch order (kernels/xpbd_step.wgsl pair_contacts)
-PAIR_KINDS = (("plane", "sphere"), ("plane", "capsule"), ("plane", "box"), ("sphere", "sphere"), ("sphere", "capsule"),
-              ("capsule", "capsule"), ("sphere", "box"), ("capsule", "box"), ("box", "box"))
 WORKGROUP = 64   # invocations (envs) per workgroup when LANES == 1
 MAX_LANES = 256  # WebGPU's default maxComputeInvocationsPerWorkgroup
 MAX_WORKGROUPS = 65535   # per dispatch dimension (WebGPU's maxComputeWorkgroupsPerDimension default)
 # WebGPU's default maxComputeWorkgroupStorageSize [bytes]: with LANES > 1 the env's working state (state_bytes) lives in
 # workgroup memory and must fit
 WORKGROUP_BYTES = 16384
-# the kernel's source files, concatenated into one program (WGSL resolves names module-wide, in any order)
-NARROWPHASE_FILES = ("math3.wgsl", "narrowphase.wgsl", "box.wgsl")   # the pair functions, testable alone
-SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in ("xpbd_step.wgsl", "joints.wgsl", "contacts.wgsl",
-                                                                            *NARROWPHASE_FILES))
+# the kernel's source files, concatenated into one program (WGSL resolves names module-wide, in any order): the step's
+# buffers, entry point and substep, the contact plan's storage, the XPBD corrections and the constraints, one file
+# per stage of oracle/step.py STAGES (each defining `fn <stage>`), then the pair functions (COLLIDE_FILES, which also
+# make a program of their own: collide_source). tests/test_wgsl_bridge.py checks this list against the oracle's files.
+STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl", "broadphase.wgsl", "motor_loads.wgsl",
+              "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl", "recover.wgsl", "contact_velocity.wgsl",
+              "joint_damping.wgsl")
+COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "box_box.wgsl")
+SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
+# the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
+CONSTANT_MODULES = (math3, packed, primitives, box, box_box)
 
 
 class Unsupported(NotImplementedError):
@@ -85,24 +95,35 @@ def _table(name: str, kind: str, values: list) -> str:
   return f"var<private> {name}: {arr[:arr.index('>(') + 1]} = {arr};"
 
 
-SLOT_W = 28   # floats per contact slot in the kernel's scratch rows (kernels/xpbd_step.wgsl)
+def slot_layout() -> dict[str, int]:
+  """Offsets SLOT_<FIELD> in a contact slot's floats of the kernel's scratch (kernels/contacts.wgsl), and its width
+  SLOT_W: the narrowphase row as oracle/contacts.py lays it out (VALID, NORMAL, RA, RB, FRICTION, RESTITUTION,
+  APPROACH; ROW floats from SLOT_ROW), then the contact solve's result row as oracle/solve.py lays it out
+  (solve_contacts: the correction DX1, DTH1, DX2, DTH2, then LAMBDA_N, LAMBDA_T, TOUCHING; CONTACT_W floats)."""
+  def at(f): return f.start if isinstance(f, slice) else f
+  row = {k: at(getattr(contacts, k)) for k in ("VALID", "NORMAL", "RA", "RB", "FRICTION", "RESTITUTION", "APPROACH")}
+  res = {k: contacts.ROW + at(getattr(solve, k)) for k in ("DX1", "DTH1", "DX2", "DTH2", "LAMBDA_N", "LAMBDA_T",
+                                                           "TOUCHING")}
+  return {f"SLOT_{k}": v for k, v in {"ROW": 0, **row, **res, "W": contacts.ROW + solve.CONTACT_W}.items()}
 
 
 def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   """The contact plan's static layout as WGSL constants (oracle/contacts.py plan_blocks, oracle/broadphase.py): plane
-  pairs first, then one block per model.pair_capacity entry; each pair has its registered number of contact slots.
-  CANDIDATES lists every pair the broadphase may return, (geom a, geom b, block), in its canonical order.
-  Returns the u32 constants of the header (counts, the scratch row's layout, and each table's offset T_<NAME>) and the
+  pairs first, then one block per model.pair_capacity entry; each pair has its registered number of contact slots
+  and its pair kind, the index of its type pair in oracle/collide NARROWPHASE (the order of the generated
+  pair_contacts). CANDIDATES lists every pair the broadphase may return, (geom a, geom b, block), in its canonical
+  order. Returns the u32 constants of the header (counts; the scratch row's layout: SCR_SLOTS and SCR_CANDS where the
+  slots and the candidates' flags start, OVF, SCR its length, and slot_layout; each table's offset T_<NAME>) and the
   tables flattened into one int list (the kernel's `tab` buffer)."""
   from oracle.broadphase import _rules, _type_pair, hashed_geoms
-  from oracle.collide import NARROWPHASE
-  from oracle.contacts import plan_blocks, plane_pairs
-  blocks = plan_blocks(model)
-  planes = [p for pairs in plane_pairs(model).values() for p in pairs]
+  kinds_order = list(NARROWPHASE)
+  blocks = contacts.plan_blocks(model)
+  plane_pairs = contacts.plane_pairs(model)
+  planes = [p for pairs in plane_pairs.values() for p in pairs]
   kinds, slots, slot0, slot_pair, cap, pair0, n = [], [], [], [], [], [], 0
   for blk in blocks:
     for _ in range(blk.pairs):
-      kinds.append(PAIR_KINDS.index((blk.type_a, blk.type_b)))
+      kinds.append(kinds_order.index((blk.type_a, blk.type_b)))
       slots.append(NARROWPHASE[(blk.type_a, blk.type_b)][1])
       slot0.append(n)
       slot_pair += [len(kinds) - 1] * slots[-1]
@@ -110,7 +131,7 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   geoms = hashed_geoms(model)
   rules, cands = _rules(model, geoms) if geoms else None, []
   for t, (ta, tb, c) in enumerate(model.pair_capacity):
-    blk = blocks[len(plane_pairs(model)) + t]
+    blk = blocks[len(plane_pairs) + t]
     cap.append(c)
     pair0.append(blk.offset)
     rows = [i for i, g in enumerate(geoms) if model.geom_type[g] == ta]
@@ -120,10 +141,12 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
         if rules[min(i, j), max(i, j)] and (i < j or ta != tb):
           assert _type_pair(model, geoms[min(i, j)], geoms[max(i, j)])[0] == (ta, tb)
           cands.append((geoms[i], geoms[j], t))
-  npair = len(kinds)
+  npair, slot = len(kinds), slot_layout()
+  scr_slots = 2 * npair                          # the pair geoms come first
+  scr_cands = scr_slots + slot["SLOT_W"] * n
   counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NCAND": len(cands),
-            "NBLOCK_ARR": max(len(cap), 1), "SLOT_W": SLOT_W, "OVF": 2 * npair + SLOT_W * n + len(cands),
-            "SCR": 2 * npair + SLOT_W * n + len(cands) + 1}
+            "NBLOCK_ARR": max(len(cap), 1), "SCR_SLOTS": scr_slots, "SCR_CANDS": scr_cands,
+            "OVF": scr_cands + len(cands), "SCR": scr_cands + len(cands) + 1, **slot}
   tables = dict(PLANE_PAIRS=planes, CANDIDATES=cands, BLOCK_CAP=cap, BLOCK_PAIR0=pair0, PAIR_KIND=kinds,
                 PAIR_SLOTS=slots, PAIR_SLOT0=slot0, SLOT_PAIR=slot_pair, GEOM_BODY=list(model.geom_body),
                 GEOM_TYPE=[GEOM_TYPES.index(t) for t in model.geom_type])
@@ -132,6 +155,45 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
     offsets[f"T_{k}"] = len(flat)
     flat += [int(x) for row in v for x in (row if isinstance(row, tuple) else (row,))]
   return {**counts, **offsets}, flat
+
+
+def _wgsl_value(v) -> str:
+  """A module constant as a WGSL value: an offset (slice start) or a number untyped (abstract), like a Python
+  number, so products of constants such as SUPPORT_SIN * SUPPORT_SIN round to f32 once, as tinygrad's constants do;
+  a tuple of numbers as an f32 array."""
+  if isinstance(v, slice): v = v.start
+  if isinstance(v, tuple): return f"array<f32, {len(v)}>({', '.join(repr(float(x)) for x in v)})"
+  return repr(v)
+
+
+def oracle_constants() -> list[str]:
+  """Every upper-case number, slice (its start) or tuple of numbers of the CONSTANT_MODULES as a WGSL constant named
+  <MODULE>_<NAME>, a leading _ dropped: box_box.MARGIN is BOX_BOX_MARGIN, packed.VEL (slice(7, 10)) PACKED_VEL = 7,
+  math3._ASIN the array MATH3_ASIN. The prefix keeps names the modules share (EPS, PARALLEL_SIN) apart."""
+  def kept(v): return (isinstance(v, (int, float, slice)) and not isinstance(v, bool)) or (
+    isinstance(v, tuple) and v and all(isinstance(x, float) for x in v))
+  out = []
+  for mod in CONSTANT_MODULES:
+    prefix = mod.__name__.rsplit(".", 1)[-1].upper()
+    for name, v in vars(mod).items():
+      if name.lstrip("_").isupper() and kept(v): out.append(f"const {prefix}_{name.lstrip('_')} = {_wgsl_value(v)};")
+  return out
+
+
+def collide_header() -> str:
+  """The generated part every program with the pair functions needs (kernels/collide.wgsl): the oracle's constants,
+  MAX_SLOTS (the most contact slots a pair function fills) and pair_contacts, which runs pair kind k, the k-th
+  entry of oracle/collide NARROWPHASE (its registration order; contact_tables numbers the pairs' kinds the same)."""
+  cases = "\n".join(f"    case {k}u: {{ {fn.__name__}(a, b); }}" for k, (fn, _) in enumerate(NARROWPHASE.values()))
+  return "\n".join([*oracle_constants(), f"const MAX_SLOTS = {max(k for _, k in NARROWPHASE.values())}u;",
+                    "fn pair_contacts(kind: u32, a: Geom, b: Geom) {", "  switch kind {", cases,
+                    "    default: {}", "  }", "}"]) + "\n"
+
+
+def collide_source() -> str:
+  """A program of the pair functions alone, without the step's buffers or a scene: collide_header, then
+  COLLIDE_FILES. Add an entry point to run it (tests/test_parity_narrowphase.py)."""
+  return collide_header() + "\n".join(_read(f) for f in COLLIDE_FILES)
 
 
 def _f(x: float) -> str: return repr(float(x))
@@ -210,20 +272,21 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1) 
             f"const CONTACT_BETA: f32 = {_f(model.contact_beta)};",
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
             *(f"const {k} = {v}u;" for k, v in contact_tables(model)[0].items())]
-  return "\n".join(lines) + "\n" + lane_functions(lanes)
+  return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes)
 
 
 @lru_cache(maxsize=None)
+def _read(name: str) -> str:
+  with open(os.path.join(os.path.dirname(__file__), name)) as f: return f"// ---- {name} ----\n" + f.read()
+
+
 def kernel_body() -> str:
-  out = []
-  for path in SOURCES:
-    with open(path) as f: out.append(f"// ---- {os.path.basename(path)} ----\n" + f.read())
-  return "\n".join(out)
+  return "\n".join(_read(os.path.basename(path)) for path in SOURCES)
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:
   """The complete WGSL program for `batch` envs of `model`, advancing `steps` env-steps per launch. damping: whether
-  the velocity pass runs (oracle.velocity.has_damping, which reads tensors: pass it in under a JIT capture). lanes:
+  the velocity pass runs (oracle.joint_damping.has_damping, which reads tensors: pass it in under a JIT capture). lanes:
   invocations per env (engine/wgsl.py picks them with default_lanes); launch the program on batch * lanes
   invocations in workgroups of workgroup_size(lanes)."""
   check_supported(model)

@@ -76,13 +76,13 @@ def _extents(model, geoms, packed: Tensor) -> tuple[V3, V3]:
   centre = x + qb.rotate(gp)                  # body frame = inertial frame, so x is the centre of mass
   q = qb * gq
   # every shape as a box of half extents e swept by a sphere of radius r: sphere (0; r), capsule ((0, 0, hl); r),
-  # box (h; 0); the AABB half extent on world axis k is r + sum_j |R_kj| e_j with R_kj = (q e_j)_k
+  # box (h; 0); the AABB half extents are r + sum_j |c_j| e_j, c_j = q e_j the rotation's columns (componentwise |.|)
   round_, box, cap = (_type_mask(model, geoms, kinds, packed) for kinds in (("sphere", "capsule"), ("box",),
                                                                              ("capsule",)))
   r = sz.x * round_
   e = V3(sz.x * box, sz.y * box, sz.z * box + sz.y * cap)
-  R = _rotation(q)
-  half = V3(*(r + R[k][0].abs() * e.x + R[k][1].abs() * e.y + R[k][2].abs() * e.z for k in range(3)))
+  c0, c1, c2 = (c.map(Tensor.abs) for c in q.rotation_columns())
+  half = V3(r, r, r) + c0 * e.x + c1 * e.y + c2 * e.z
   # a point at distance <= rho from the centre of mass moves at most (|v| + |w| rho) dt in a step; the pairs found
   # at the step's start must hold all step long, so grow by k dt (...) with the safety factor k = 2 (M20 sec. 3.5)
   rho = r + (e.dot(e)).sqrt() + gp.dot(gp).sqrt()
@@ -93,14 +93,6 @@ def _extents(model, geoms, packed: Tensor) -> tuple[V3, V3]:
 def _margin(model) -> float:
   """[m] extra growth of every AABB (the scene's contact.margin): pairs this close stay candidates even at rest."""
   return float(model.contact_margin)
-
-
-def _rotation(q: Quat) -> list[list[Tensor]]:
-  """Rotation matrix R[row][col] of a unit quaternion; column j is the rotated basis vector e_j."""
-  w, x, y, z = q.w, q.x, q.y, q.z
-  return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
 
 
 def _stage(t: Tensor) -> Tensor:

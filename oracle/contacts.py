@@ -1,4 +1,6 @@
-"""Contact generation: which geom pairs to test (once per step) and their contact points (once per substep).
+"""The contact plan: which geom pairs to test (once per step), the narrowphase's row layout, and the gathers and the
+per-block pair-function call that the narrowphase stage (oracle/narrowphase.py), the contact solve and the
+penetration checks below share.
 
 Per step, `contact_plan` lists candidate pairs as fixed-shape blocks, one per pair of geom types (MJX's pair table):
 plane pairs are static (every plane against every body geom), the others come from the spatial hash
@@ -6,8 +8,9 @@ plane pairs are static (every plane against every body geom), the others come fr
 C = sum(P K) contact slots and every kernel keeps its shape. Which body each slot touches is a one-hot row per side
 (a zero row is the static world): gathers and scatters are products with it, never data-dependent indexing.
 
-Per substep, `narrowphase` runs after integrate (M20 sec. 3.5: contacts are found on the predicted poses; the
-K Jacobi iterations reuse them) and stores each contact in its bodies' frames, so the solve follows the bodies:
+Per substep, the narrowphase runs after integrate (M20 sec. 3.5: contacts are found on the predicted poses; the
+K Jacobi iterations reuse them) and stores each contact in its bodies' frames, so the solve follows the bodies, as
+a row of ROW floats (VALID, NORMAL, ... below; the WGSL kernel's contact slots take the same layout from them):
   [valid | n (world, a -> b) | ra (a's frame) | rb (b's frame) | friction | restitution | approach speed]
 """
 from __future__ import annotations
@@ -15,7 +18,6 @@ from dataclasses import dataclass
 from tinygrad import Tensor, dtypes
 from oracle.broadphase import broadphase
 from oracle.collide import NARROWPHASE, Contact, Geom
-from oracle.collide import box, box_box, primitives  # noqa: F401  (importing registers the pair functions)
 from oracle.math3 import V3, Quat, const
 from oracle.types import GEOM_TYPES, WORLD
 
@@ -159,27 +161,6 @@ def block_contacts(plan: ContactPlan, blk: Block, rows: Tensor) -> tuple[list[Co
   contacts = fn(_geom(xa, qa, s[..., 0, :]), _geom(xb, qb, s[..., 1, :]))
   assert len(contacts) == k, f"{fn.__name__} returned {len(contacts)} contact slots, registered {k}"
   return contacts, (xa, qa, xb, qb, r, s, plan.pair_valid[:, sl] > 0)
-
-
-def narrowphase(model, plan: ContactPlan, work: Tensor) -> Tensor:
-  """Contacts of every candidate pair at the substep's predicted poses: (B, C, ROW), one kernel per block."""
-  rows = side_rows(plan.pair_body, work).contiguous()
-  out = []
-  for blk in plan.blocks:
-    contacts, (xa, qa, xb, qb, r, s, pvalid) = block_contacts(plan, blk, rows)
-    va, wa, vb, wb = (V3(r[..., i, c], r[..., i, c + 1], r[..., i, c + 2]) for i in (0, 1) for c in (7, 10))
-    fric = s[..., 0, GFRIC].maximum(s[..., 1, GFRIC])   # the rougher / bouncier geom wins (MuJoCo takes the max)
-    rest = s[..., 0, GREST].maximum(s[..., 1, GREST])
-    cols = []
-    for c in contacts:
-      oa, ob = c.pa - xa, c.pb - xb
-      vrel = (va + wa.cross(oa)) - (vb + wb.cross(ob))
-      ra, rb = qa.inv_rotate(oa), qb.inv_rotate(ob)
-      valid = (c.valid & pvalid).where(1.0, 0.0)
-      cols.append(Tensor.stack(valid, c.n.x, c.n.y, c.n.z, ra.x, ra.y, ra.z, rb.x, rb.y, rb.z, fric, rest,
-                               vrel.dot(c.n), dim=-1))
-    out.append(Tensor.stack(*cols, dim=2).reshape(work.shape[0], blk.pairs * blk.slots, ROW).contiguous())
-  return Tensor.cat(*out, dim=1) if len(out) > 1 else out[0]
 
 
 def softplus(d: Tensor, beta: float) -> Tensor:

@@ -78,6 +78,14 @@ class Quat:
     t = u.cross(v) * 2.0
     return v + t * self.w + u.cross(t)
   def inv_rotate(self, v: V3) -> V3: return self.conj().rotate(v)
+  def rotation_columns(self) -> tuple[V3, V3, V3]:
+    """The columns of R(q) for a unit q: the world directions of the local x, y, z axes. Written out rather than
+    q.rotate(e_i), which would spend most of its products on the zeros of e_i; a caller that needs one column gets
+    only its expressions computed (the others are never realised)."""
+    w, x, y, z = self.w, self.x, self.y, self.z
+    return (V3(1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y)),
+            V3(2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x)),
+            V3(2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)))
   def normalize(self) -> Quat:
     n = (self.w * self.w + self.x * self.x + self.y * self.y + self.z * self.z).sqrt()
     return Quat(self.w / n, self.x / n, self.y / n, self.z / n)

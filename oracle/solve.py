@@ -11,7 +11,13 @@ from oracle.packed import DISP, POS, QUAT, ROT, pack_work, unpack_work
 from oracle.types import WORLD
 from oracle.xpbd import Side
 
-NCORR = 12  # [dx1 | dth1 | dx2 | dth2] per constraint, then its multipliers
+# a constraint's result row: its correction [dx1 | dth1 | dx2 | dth2] (world frame; side 1 the parent or contact
+# side a), then its multipliers; a contact's (solve_contacts) are lambda_n, lambda_t, then whether it touched. The
+# WGSL kernel's contact slots take this layout from here (kernels/program.py slot_layout)
+DX1, DTH1, DX2, DTH2 = slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12)
+NCORR = 12
+LAMBDA_N, LAMBDA_T, TOUCHING = NCORR, NCORR + 1, NCORR + 2
+CONTACT_W = NCORR + 3
 
 
 def gather_side(model, packed: Tensor, idx: tuple[int, ...]) -> Side:
@@ -95,7 +101,8 @@ def contact_sides(rows: Tensor, side: Tensor) -> tuple[Side, Side]:
 
 def solve_contacts(model, plan: ContactPlan, contacts: Tensor, packed: Tensor, lam: Tensor | None,
                    h: float) -> Tensor:
-  """One kernel over every contact slot: (B, C, 15) = [dx_a | dth_a | dx_b | dth_b | lambda_n | lambda_t | touching]."""
+  """One kernel over every contact slot: (B, C, CONTACT_W) = [dx_a | dth_a | dx_b | dth_b | lambda_n | lambda_t |
+  touching]."""
   rows = side_rows(plan.contact_body, packed).contiguous()
   s1, s2 = contact_sides(rows, plan.contact_side)
   c = contacts
@@ -104,7 +111,7 @@ def solve_contacts(model, plan: ContactPlan, contacts: Tensor, packed: Tensor, l
                   disp_a=v3(rows[..., 0, :], DISP), rot_a=v3(rows[..., 0, :], ROT), disp_b=v3(rows[..., 1, :], DISP),
                   rot_b=v3(rows[..., 1, :], ROT), beta=model.contact_beta)
   zero = c[..., VALID] * 0.0
-  prev = (zero, zero) if lam is None else (lam[..., NCORR], lam[..., NCORR + 1])
+  prev = (zero, zero) if lam is None else (lam[..., LAMBDA_N], lam[..., LAMBDA_T])
   corr, (ln, lt), touching = CONSTRAINTS["contact"](model, cin, s1, s2, prev, h)
   cols = [t for v in (corr.dx1, corr.dth1, corr.dx2, corr.dth2) for t in (v.x, v.y, v.z)]
   return Tensor.stack(*cols, ln, lt, touching.where(1.0, 0.0), dim=-1).contiguous()
@@ -114,7 +121,7 @@ def contact_sum(body: Tensor, res: Tensor) -> Tensor:
   """Per body, the sum of its contact sides' [dx | dth] (or [dv | dw]) and how many touch it: (B, nbody, 7). A product
   with the one-hot (B, C, 2, nbody), summed in contact-slot order, a side then b side."""
   B, C = res.shape[0], res.shape[1]
-  vals = res[..., 0:12].reshape(B, C, 2, 6).cat(res[..., -1:].reshape(B, C, 1, 1).expand(B, C, 2, 1), dim=-1)
+  vals = res[..., 0:NCORR].reshape(B, C, 2, 6).cat(res[..., -1:].reshape(B, C, 1, 1).expand(B, C, 2, 1), dim=-1)
   return body.reshape(B, C * 2, -1).transpose(1, 2) @ vals.reshape(B, C * 2, 7)
 
 

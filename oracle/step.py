@@ -1,21 +1,38 @@
-"""The XPBD step (M20 Alg. 2): S substeps of integrate -> K Jacobi iterations -> recover velocities -> velocity pass.
+"""The XPBD step (M20 Alg. 2), composed from its stages, one file each in oracle/ and one function of the same name
+in kernels/<stage>.wgsl (STAGES, in the order a step runs them):
+
+- broadphase (oracle/broadphase.py), once per step (M20 sec. 3.5): the candidate geom pairs, wrapped here by
+  contact_plan (oracle/contacts.py) into the step's ContactPlan;
+then S substeps of h = dt / S, each:
+- motor_loads (oracle/motor_loads.py): the motors' forces and torques from the controls;
+- integrate (oracle/integrate.py): semi-implicit Euler with those loads, gravity and the gyroscopic term;
+- narrowphase (oracle/narrowphase.py): the candidate pairs' contacts at the predicted poses;
+- solve (oracle/solve.py), K times: one Jacobi iteration over every joint and contact;
+- recover (oracle/recover.py): velocities from the substep's motion;
+- contact_velocity (oracle/contact_velocity.py): dynamic friction and restitution;
+- joint_damping (oracle/joint_damping.py): joint damping and velocity drives (skipped unless has_damping).
 
 Each stage is one small kernel over a realised packed state (oracle/packed.py): a substep is 3 + K (types + 1)
 kernels whatever the scene's size, each compiled once per scene and replayed every substep; contacts add a gather,
 one narrowphase kernel per pair type, a gather, a kernel and a scatter per iteration, and three for the velocity pass.
-The broadphase runs once per step, before the substeps (M20 sec. 3.5).
+
+The front door (engine/) imports from here only: STAGES, substep, step_packed and the stages and predicates below.
 """
 from __future__ import annotations
 from tinygrad import Tensor
-from oracle.actuators import motor_loads
-from oracle.contacts import ContactPlan, contact_plan, find_pairs, has_contacts, narrowphase, plan_from_pairs  # noqa: F401
+from oracle.contact_velocity import contact_velocity
+from oracle.contacts import ContactPlan, contact_plan, find_pairs, has_contacts, plan_from_pairs  # noqa: F401
 from oracle.integrate import integrate
+from oracle.joint_damping import has_damping, joint_damping  # noqa: F401
+from oracle.motor_loads import motor_loads
+from oracle.narrowphase import narrowphase
+from oracle.recover import recover
 from oracle.solve import init_lambda, solve
 from oracle.types import Model
-from oracle.velocity import contact_velocity, has_damping, joint_damping, recover  # noqa: F401
 
-# mirrored by the WGSL kernel's function names
-STAGES = ("broadphase", "integrate", "narrowphase", "solve", "recover", "contact_velocity", "joint_damping")
+# one file per stage in oracle/ and in kernels/, each defining a function of its name (tests/test_wgsl_bridge.py)
+STAGES = ("broadphase", "motor_loads", "integrate", "narrowphase", "solve", "recover", "contact_velocity",
+          "joint_damping")
 
 
 def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: ContactPlan | None = None,

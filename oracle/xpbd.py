@@ -160,6 +160,11 @@ def apply(s1: Side, s2: Side, c: Correction) -> tuple[Side, Side]:
   return s1.apply(c.dx1, c.dth1), s2.apply(c.dx2, c.dth2)
 
 
+def k_apply(s: Side, r: V3, e: V3) -> V3:
+  """K_s e = e/m + (I^-1 (r x e)) x r: how far a unit impulse e at offset r moves that point of body s (for point)."""
+  return e * s.im + s.world_inv_inertia(r.cross(e)).cross(r)
+
+
 def point(s1: Side, s2: Side, r1: V3, r2: V3, d: V3, lam: tuple, alpha_tilde) -> tuple[Correction, tuple]:
   """Point attachment p1 = p2 as one vector constraint: impulse P = -(K + a~ 1)^-1 (d + a~ lam), d = p1 - p2, with the
   3x3 effective inverse mass K = K1 + K2, K_i P = P/m_i + (I_i^-1 (r_i x P)) x r_i.
@@ -170,7 +175,6 @@ def point(s1: Side, s2: Side, r1: V3, r2: V3, d: V3, lam: tuple, alpha_tilde) ->
   the linearised 3-vector constraint exactly has no such cross-coupling; it is the vector-valued XPBD update
   (Macklin et al. 2016 eq. 18 with a 3-vector C)."""
   lam_v = V3(*(l if isinstance(l, Tensor) else d.x * 0.0 + l for l in lam))
-  def k_apply(s: Side, r: V3, e: V3) -> V3: return e * s.im + s.world_inv_inertia(r.cross(e)).cross(r)
   a, b, c = (k_apply(s1, r1, e) + k_apply(s2, r2, e) + e * alpha_tilde for e in unit_basis(d.x))
   P = neg_solve3(a, b, c, d + lam_v * alpha_tilde, d.norm_dir(EPS)[2])
   corr = Correction(dx1=P * s1.im, dth1=s1.world_inv_inertia(r1.cross(P)),

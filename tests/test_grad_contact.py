@@ -60,8 +60,8 @@ def test_grad_drop_height_sphere():
 @pytest.mark.slow
 def test_grad_drop_height_box():
   """The same for a box with softplus contacts (e = 1; its 8 corner contacts make the per-substep VJP ~300 kernels
-  and ~6 min to compile on 2 cores, hence slow). Multi-point restitution is averaged per body (oracle/velocity.py),
-  so the box rebounds only a little."""
+  and ~6 min to compile on 2 cores, hence slow). Multi-point restitution is averaged per body
+  (oracle/contact_velocity.py), so the box rebounds only a little."""
   assert abs(check_drop_height(dropped("drop", 0.15, 1.0, 1e4), 27)) > 0.05
 
 

@@ -1,5 +1,5 @@
-"""Narrowphase parity: kernels/narrowphase.wgsl against the oracle's pair functions (oracle/collide/), one pair type
-at a time, on the same random float32 geom pairs.
+"""Narrowphase parity: the kernel's pair functions (kernels/primitives.wgsl, box.wgsl, box_box.wgsl) against the
+oracle's (oracle/collide/), one pair type at a time, on the same random float32 geom pairs.
 
 One WGSL program runs every pair type at once (one invocation per pair, the pair type from its index) and writes each
 slot's (pa, pb, n, valid); the oracle runs each pair function once on the CPU in float32. Slots are compared in the
@@ -17,18 +17,16 @@ moves by more than TOL under that is ill-conditioned. Every lane must then eithe
 The counts of each are printed (pytest -s).
 """
 from __future__ import annotations
-import os
 import re
 import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 import engine.wgsl as wgsl
 from engine.npquat import quat_mul, quat_rotate
-from kernels.program import NARROWPHASE_FILES
+from kernels.program import collide_source
 from oracle.collide import NARROWPHASE, Geom
 from oracle.math3 import V3, Quat
 
-KERNELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels")
 N = 768            # lanes per pair type
 TOL = 1e-5         # [m] or [-]: positions are O(1) m, so ~100 float32 ulps
 JITTER = 3e-7      # [m] or [-]: input perturbation of the conditioning probe (a few float32 ulps)
@@ -39,7 +37,7 @@ KINDS = list(NARROWPHASE)
 
 
 def wgsl_source() -> str:
-  return "".join(open(os.path.join(KERNELS, f)).read() + "\n" for f in NARROWPHASE_FILES)
+  return collide_source()
 
 
 def ported() -> dict[tuple[str, str], str]:
@@ -360,7 +358,8 @@ def agree(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("kind", KINDS, ids=[f"{a}_{b}" for a, b in KINDS])
 def test_parity_narrowphase(gpu, kind):
   name, k = NARROWPHASE[kind][0].__name__, NARROWPHASE[kind][1]
-  assert kind in gpu, f"kernels/narrowphase.wgsl or box.wgsl has no `fn {name}(`: port the pair function"
+  module = NARROWPHASE[kind][0].__module__.rsplit(".", 1)[-1]
+  assert kind in gpu, f"kernels/{module}.wgsl has no `fn {name}(`: port the pair function"
   rows, full = gpu[kind]
   out = full[:, :k]
   assert np.isnan(full[:, k:]).all(), f"{name} wrote past its {k} slots"

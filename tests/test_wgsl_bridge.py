@@ -1,25 +1,136 @@
 """The WGSL bridge (engine/wgsl.py) and the backend switch: names mirror the oracle, the pipeline cache, several
 steps per launch, the env on the kernel, and clear errors."""
 from __future__ import annotations
+import ast
 import re
 from dataclasses import replace
+from pathlib import Path
 import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 import engine
 from engine.scene import load_scene
 from engine.simulator import Simulator
-from kernels.program import SOURCES, Unsupported
+from engine.wgsl import ENTRY
+from kernels.program import COLLIDE_FILES, SOURCES, Unsupported
+from oracle.collide import NARROWPHASE
 from oracle.constraints import CONSTRAINTS
 from oracle.step import STAGES
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
+ROOT = Path(__file__).resolve().parent.parent
+ORACLE, KERNELS = ROOT / "oracle", ROOT / "kernels"
+# the oracle files mirrored function by function: oracle path -> kernel file (every constraint in one kernel file)
+MIRRORS = {"math3.py": "math3.wgsl", "xpbd.py": "xpbd.wgsl", "collide/__init__.py": "collide.wgsl",
+           "collide/primitives.py": "primitives.wgsl", "collide/box.py": "box.wgsl",
+           "collide/box_box.py": "box_box.wgsl", "constraints/*.py": "constraints.wgsl"}
+# the names only one side of a mirrored pair has, and why; anything else on one side only fails the test
+ONLY_ORACLE = {
+  "math3.wgsl": dict.fromkeys(("of", "const", "identity", "stack", "vec", "map", "where"), "tensor plumbing: WGSL's "
+                              "vec3<f32> and the Quat struct are values, and select() is the where")
+  | dict.fromkeys(("dot", "cross"), "WGSL built-ins") | {"normalize": "normalize_q (see ONLY_KERNEL)"}
+  | dict.fromkeys(("take", "_runs"), "gathers over a static index list: the kernel indexes its arrays"),
+  "xpbd.wgsl": {"unit_basis": "e_x, e_y, e_z shaped like a tensor: the kernel writes vec3<f32>(1.0, 0.0, 0.0)"},
+  "collide.wgsl": {"pair": "the registry's decorator: the header generates the dispatch",
+                   "depth": "Contact.depth, for the oracle's penetration checks only"},
+  "primitives.wgsl": {"_all": "an all-True tensor mask: the kernel writes true"},
+  "box.wgsl": {"broadcast_true": "an all-True tensor mask: the kernel writes true"},
+  "box_box.wgsl": {"_sel": "a where over a Tensor or a V3: select()"},
+  "constraints.wgsl": {"register": "the registry's decorator", "jvec": "a gather of joint parameters: jv()",
+                       "jscalar": "a gather of joint parameters: p1()"},
+}
+ONLY_KERNEL = {
+  "math3.wgsl": {"qmul": "Quat.__mul__ (no operator overloading in WGSL)",
+                 "normalize_q": "Quat.normalize: a fn named normalize would hide the vector built-in"},
+  "xpbd.wgsl": {"zero_corr": "the oracle builds its zero corrections from a tensor's shape"},
+  "box.wgsl": dict.fromkeys(("_segment_terms", "_segment_f2"), "_segment_nearest's nested terms and f2 (no closures)"),
+  "box_box.wgsl": {"_to_ref": "_face_contacts' nested ref (no closures, and ref is a reserved word)"},
+}
 
 
-def test_verify_wgsl_names_mirror_the_oracle():
-  fns = {f for path in SOURCES for f in re.findall(r"^fn (\w+)\(", open(path).read(), flags=re.M)}
-  oracle = set(STAGES) | set(CONSTRAINTS) | {"motor_loads", "substep"}
-  assert oracle <= fns, oracle - fns
+def py_functions(path: Path, methods: bool = True) -> set[str]:
+  """Names of the module-level functions of a Python file, and of its classes' methods (not dunders)."""
+  tree = ast.parse(path.read_text())
+  out = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+  if methods:
+    out |= {m.name for c in tree.body if isinstance(c, ast.ClassDef) for m in c.body
+            if isinstance(m, ast.FunctionDef) and not m.name.startswith("__")}
+  return out
+
+
+def wgsl_functions(path: Path) -> set[str]:
+  return set(re.findall(r"^fn (\w+)\(", path.read_text(), flags=re.M))
+
+
+def wgsl_body(src: str, name: str) -> str:
+  """The body of `fn name(...) { ... }` in src, by matching braces."""
+  start = src.index("{", re.search(rf"^fn {name}\(", src, flags=re.M).end())
+  depth = 0
+  for i in range(start, len(src)):
+    depth += {"{": 1, "}": -1}.get(src[i], 0)
+    if depth == 0: return src[start + 1:i]
+  raise ValueError(f"fn {name}: unbalanced braces")
+
+
+def test_verify_wgsl_names_mirror_the_oracle_stages():
+  """One file per stage on each side, named after the function it defines: oracle/<stage>.py `def <stage>` and
+  kernels/<stage>.wgsl `fn <stage>`, both exactly STAGES; and the kernel's entry point and substep call those
+  stages in STAGES order. A stage file added on one side only, or missing from STAGES, fails here."""
+  oracle = {p.stem for p in ORACLE.glob("*.py") if p.stem in py_functions(p, methods=False)}
+  # kernels/box_box.wgsl defines fn box_box too: pair files are checked below, not stages
+  kernel = {p.stem for p in KERNELS.glob("*.wgsl") if p.stem in wgsl_functions(p) and p.name not in COLLIDE_FILES}
+  kernel -= {ENTRY}
+  assert oracle == set(STAGES), f"oracle/<name>.py files defining `def <name>`: {sorted(oracle)}; STAGES: {STAGES}"
+  assert kernel == set(STAGES), f"kernels/<name>.wgsl files defining `fn <name>`: {sorted(kernel)}; STAGES: {STAGES}"
+  assert {Path(p).name for p in SOURCES} == {p.name for p in KERNELS.glob("*.wgsl")}, "kernels/program.py SOURCES"
+  src = "\n".join(Path(p).read_text() for p in SOURCES)
+  defined = {f for p in SOURCES for f in wgsl_functions(Path(p))}
+  # calls that are no stage: the packed state's load and store, and the multipliers' reset, which the oracle's
+  # substep does too (oracle/solve.py init_lambda); barrier() and env_index() are the header's
+  plumbing = {"in3", "out3", "init_lambda"}
+  def stages(fn: str) -> list[str]:
+    out: list[str] = []
+    for f in re.findall(r"\b(\w+)\s*\(", wgsl_body(src, fn)):
+      if f == "substep": found = stages(f)
+      elif f in defined and f not in plumbing: found = [f]
+      else: continue
+      out += [g for g in found if g not in out]
+    return out
+  assert tuple(stages(ENTRY)) == STAGES, f"the stages fn {ENTRY} and fn substep call: {stages(ENTRY)}"
+
+
+def test_verify_wgsl_names_mirror_the_oracle_pairs():
+  """Each oracle/collide module's registered pair functions are the pair functions (`fn name(a: Geom, b: Geom)`) of
+  the kernel file of the same name, and no other kernel file has any."""
+  want: dict[str, set] = {}
+  for fn, _ in NARROWPHASE.values(): want.setdefault(fn.__module__.rsplit(".", 1)[-1], set()).add(fn.__name__)
+  got = {p.stem: set(re.findall(r"^fn (\w+)\(a: Geom, b: Geom\)", p.read_text(), flags=re.M))
+         for p in KERNELS.glob("*.wgsl")}
+  assert {k: v for k, v in got.items() if v} == want
+
+
+def test_verify_wgsl_names_mirror_the_oracle_constraints():
+  """The kernel's solve calls one function per registered constraint, in the registry's order (the order the
+  corrections are summed in), each defined in kernels/constraints.wgsl."""
+  src = "\n".join(Path(p).read_text() for p in SOURCES)
+  own = wgsl_functions(KERNELS / "constraints.wgsl")
+  calls = [f for f in re.findall(r"\b(\w+)\s*\(", wgsl_body(src, "solve")) if f in own]
+  assert calls == list(CONSTRAINTS), f"constraint calls in kernels/solve.wgsl fn solve: {calls}"
+
+
+@pytest.mark.parametrize("oracle_path", list(MIRRORS))
+def test_verify_wgsl_names_mirror_the_oracle_functions(oracle_path):
+  """Function by function, in both directions: every function and method of the oracle file has a WGSL fn of the
+  same name in its kernel file and the reverse, but for the names listed (with why) in ONLY_ORACLE / ONLY_KERNEL."""
+  kernel = MIRRORS[oracle_path]
+  oracle = set().union(*(py_functions(p) for p in sorted(ORACLE.glob(oracle_path))))
+  wgsl = wgsl_functions(KERNELS / kernel)
+  only_oracle, only_kernel = ONLY_ORACLE.get(kernel, {}), ONLY_KERNEL.get(kernel, {})
+  assert only_oracle.keys() <= oracle and not only_oracle.keys() & wgsl, f"stale ONLY_ORACLE[{kernel!r}]"
+  assert only_kernel.keys() <= wgsl and not only_kernel.keys() & oracle, f"stale ONLY_KERNEL[{kernel!r}]"
+  assert oracle - only_oracle.keys() == wgsl - only_kernel.keys(), (
+    f"oracle/{oracle_path} only: {sorted(oracle - wgsl - only_oracle.keys())}; "
+    f"kernels/{kernel} only: {sorted(wgsl - oracle - only_kernel.keys())}")
 
 
 def test_verify_pipeline_cached_and_steps_per_call_identical():

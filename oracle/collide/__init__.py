@@ -49,3 +49,8 @@ def pair(type_a: str, type_b: str, ncontacts: int):
     NARROWPHASE[(type_a, type_b)] = (fn, ncontacts)
     return fn
   return deco
+
+
+# importing the modules registers their pair functions; the registry's order is the kernel's pair-kind numbering
+# (kernels/program.py generates its dispatch from it)
+from oracle.collide import primitives, box, box_box  # noqa: E402, F401

@@ -4,25 +4,16 @@ Both reduce to "sphere against box": the closest box point to a centre is the ce
 box's frame, and the sphere's surface point sits one radius from the centre towards it. A capsule is a segment with
 a radius, so it is tested as three spheres along its segment (see capsule_box for which three and why).
 
-The box-frame helpers (box_axes, to_local, to_world) are shared with box_box.py.
+The box frame is its rotation's columns (Quat.rotation_columns); to_local and to_world change frames.
 """
 from __future__ import annotations
 from tinygrad import Tensor, dtypes
 from oracle.collide import Contact, Geom, pair
-from oracle.math3 import V3, Quat
+from oracle.math3 import V3
 
 EPS = 1e-9          # [m] a centre closer than this to the box counts as on or inside it: normal from the nearest face
 CAPSULE_BISECT = 12   # bisection steps for capsule_box's nearest segment point (see _segment_nearest)
 CAPSULE_PULL = 1e-6   # [-] tie-break weight towards the box centre in _segment_nearest, and its flatness test
-
-
-def box_axes(q: Quat) -> tuple[V3, V3, V3]:
-  """World directions of the local x, y, z axes, the columns of R(q) for a unit q: each component (B, P).
-  Written out rather than q.rotate(e_i), which would spend most of its products on the zeros of e_i."""
-  w, x, y, z = q.w, q.x, q.y, q.z
-  return (V3(1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y)),
-          V3(2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x)),
-          V3(2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)))
 
 
 def to_local(v: V3, axes: tuple[V3, V3, V3]) -> V3:
@@ -44,7 +35,7 @@ def broadcast_true(*ts: Tensor) -> Tensor:
 
 
 def sphere_box_contact(c: V3, r: Tensor, box: Geom, axes: tuple[V3, V3, V3]) -> Contact:
-  """Sphere (centre c [m], radius r [m]) as geom a against `box` as geom b; axes = box_axes(box.rot).
+  """Sphere (centre c [m], radius r [m]) as geom a against `box` as geom b; axes = box.rot.rotation_columns().
 
   Outside: pb = c clamped into the box, n = (pb - c)/|pb - c|, depth = r - |pb - c|. Inside (or on the surface,
   |pb - c| <= EPS): the sphere leaves through the nearest face, so n is minus that face's outward normal and pb the
@@ -74,7 +65,7 @@ def sphere_box_contact(c: V3, r: Tensor, box: Geom, axes: tuple[V3, V3, V3]) -> 
 @pair("sphere", "box", 1)
 def sphere_box(a: Geom, b: Geom) -> list[Contact]:
   """Sphere a (radius size.x) against box b (half extents size): one contact, always valid (negative depth apart)."""
-  return [sphere_box_contact(a.pos, a.size.x, b, box_axes(b.rot))]
+  return [sphere_box_contact(a.pos, a.size.x, b, b.rot.rotation_columns())]
 
 
 def _segment_nearest(a: V3, u: V3, hl: Tensor, h: V3, tc: Tensor) -> Tensor:
@@ -125,8 +116,8 @@ def capsule_box(a: Geom, b: Geom) -> list[Contact]:
   and a minimiser within hl 2^-CAPSULE_BISECT of an end, next to a change of box feature, can keep slot 2 valid as
   a near-duplicate of the end contact.
   """
-  axes = box_axes(b.rot)
-  u, r, hl = box_axes(a.rot)[2], a.size.x, a.size.y
+  axes = b.rot.rotation_columns()
+  u, r, hl = a.rot.rotation_columns()[2], a.size.x, a.size.y
   rel = a.pos - b.pos
   tc = (-rel.dot(u)).maximum(-hl).minimum(hl)
   t = _segment_nearest(to_local(rel, axes), to_local(u, axes), hl, b.size, tc)

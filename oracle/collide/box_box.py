@@ -23,7 +23,6 @@ pair, the same code line by line in WGSL.
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.collide import Contact, Geom, pair
-from oracle.collide.box import box_axes
 from oracle.math3 import V3
 
 MARGIN = 1e-3         # [m] clipped points apart by more than this are dropped; closer ones stay (speculative)
@@ -200,7 +199,7 @@ def _face_contacts(a: Geom, b: Geom, ua, ub, n: V3, ref_a: Tensor, k: Tensor) ->
 def box_box(a: Geom, b: Geom) -> list[Contact]:
   """Box a against box b (half extents size): 4 slots. Face contact: up to 4 clipped points; edge-edge: slot 0 at
   the closest points of the two edges, slots 1-3 invalid. Valid slots have depth > -MARGIN."""
-  ua, ub = box_axes(a.rot), box_axes(b.rot)
+  ua, ub = a.rot.rotation_columns(), b.rot.rotation_columns()
   (f_sep, f_n, ref_a, k), (e_sep, e_ok, e_n, i, j) = _sat(a, b, ua, ub, b.pos - a.pos)
   use_edge = e_ok & _beats(e_sep, f_sep)
   faces = _face_contacts(a, b, ua, ub, f_n, ref_a, k)

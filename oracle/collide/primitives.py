@@ -10,20 +10,11 @@ are near parallel.
 from __future__ import annotations
 from tinygrad import Tensor, dtypes
 from oracle.collide import Contact, Geom, pair
-from oracle.math3 import V3, Quat
+from oracle.math3 import V3
 
 EPS = 1e-6            # [m] closest points nearer than this have no usable direction: use the fallback normal
 PARALLEL_SIN = 1e-5   # [-] |sin| of the angle between capsule axes under which the axes count as parallel
 SUPPORT_SIN = 0.05    # [-] |sin| of that angle under which capsule_capsule adds its second (support) contact
-
-
-def _axis(q: Quat, i: int) -> V3:
-  """Column i of q's rotation matrix: the geom's local axis i (0 = x, 1 = y, 2 = z) in the world frame, unit for a
-  unit q. Written out rather than q.rotate(e_i), which would spend most of its products on the zeros of e_i."""
-  w, x, y, z = q.w, q.x, q.y, q.z
-  if i == 0: return V3(1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y))
-  if i == 1: return V3(2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x))
-  return V3(2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y))
 
 
 def _all(like: Tensor) -> Tensor:
@@ -53,7 +44,7 @@ def _spheres(ca: V3, ra: Tensor, cb: V3, rb: Tensor, fallback: V3) -> Contact:
 @pair("plane", "sphere", 1)
 def plane_sphere(a: Geom, b: Geom) -> list[Contact]:
   """Plane a (normal: a's local +z) against sphere b (radius b.size.x): one contact below the centre."""
-  return [_plane_point(a, _axis(a.rot, 2), b.pos, b.size.x)]
+  return [_plane_point(a, a.rot.rotation_columns()[2], b.pos, b.size.x)]
 
 
 @pair("plane", "capsule", 2)
@@ -61,7 +52,7 @@ def plane_capsule(a: Geom, b: Geom) -> list[Contact]:
   """Plane a against capsule b (radius size.x, half length size.y along its local z): one contact per end sphere,
   slot 0 the -z end, slot 1 the +z end. Both ends, not just the lower one, so a capsule lying flat rests on two
   points instead of rocking about one."""
-  n, half = _axis(a.rot, 2), _axis(b.rot, 2) * b.size.y
+  n, half = a.rot.rotation_columns()[2], b.rot.rotation_columns()[2] * b.size.y
   return [_plane_point(a, n, b.pos - half, b.size.x), _plane_point(a, n, b.pos + half, b.size.x)]
 
 
@@ -69,8 +60,8 @@ def plane_capsule(a: Geom, b: Geom) -> list[Contact]:
 def plane_box(a: Geom, b: Geom) -> list[Contact]:
   """Plane a against box b (half extents size): one contact per corner, slot k at local corner
   (sx, sy, sz) * size with sx = -1 if bit 0 of k is clear else +1, sy from bit 1, sz from bit 2."""
-  n = _axis(a.rot, 2)
-  ex, ey, ez = _axis(b.rot, 0) * b.size.x, _axis(b.rot, 1) * b.size.y, _axis(b.rot, 2) * b.size.z
+  n, (bx, by, bz) = a.rot.rotation_columns()[2], b.rot.rotation_columns()
+  ex, ey, ez = bx * b.size.x, by * b.size.y, bz * b.size.z
   sides = ((-ex, ex), (-ey, ey), (-ez, ez))
   return [_plane_point(a, n, b.pos + sides[0][k & 1] + sides[1][k >> 1 & 1] + sides[2][k >> 2], None)
           for k in range(8)]
@@ -86,9 +77,9 @@ def sphere_sphere(a: Geom, b: Geom) -> list[Contact]:
 def sphere_capsule(a: Geom, b: Geom) -> list[Contact]:
   """Sphere a against capsule b, at the point q of b's segment closest to a's centre. Centre on the segment:
   n = b's local +x, perpendicular to its axis (the shortest way out of a capsule), depth = ra + rb."""
-  u = _axis(b.rot, 2)
+  bx, _, u = b.rot.rotation_columns()
   t = (a.pos - b.pos).dot(u).clip(-b.size.y, b.size.y)  # projection of the centre onto the axis, kept on the segment
-  return [_spheres(a.pos, a.size.x, b.pos + u * t, b.size.x, _axis(b.rot, 0))]
+  return [_spheres(a.pos, a.size.x, b.pos + u * t, b.size.x, bx)]
 
 
 @pair("capsule", "capsule", 2)
@@ -101,7 +92,7 @@ def capsule_capsule(a: Geom, b: Geom) -> list[Contact]:
   Degenerate cases: parallel axes (within PARALLEL_SIN) take slot 0 at the overlap's start, so the two slots are
   exactly the two ends; intersecting axes give n = ua x ub normalised, and collinear overlapping axes n = a's local
   +x, each with depth ra + rb."""
-  ua, ub, ha, hb = _axis(a.rot, 2), _axis(b.rot, 2), a.size.y, b.size.y
+  (ax, _, ua), ub, ha, hb = a.rot.rotation_columns(), b.rot.rotation_columns()[2], a.size.y, b.size.y
   d = b.pos - a.pos
   cos, c, f = ua.dot(ub), ua.dot(d), ub.dot(d)
   # points a.pos + s ua and b.pos + t ub; |s ua - t ub - d|^2 is stationary at s = cos t + c and t = cos s - f
@@ -116,7 +107,7 @@ def capsule_capsule(a: Geom, b: Geom) -> list[Contact]:
   s = skew.where((c - cos * f) / skew.where(sin2, 1.0), lo).clip(-ha, ha)
   t = (cos * s - f).clip(-hb, hb)
   s = (cos * t + c).clip(-ha, ha)
-  fallback = perp.where(skew, _axis(a.rot, 0))
+  fallback = perp.where(skew, ax)
   closest = _spheres(a.pos + ua * s, a.size.x, b.pos + ub * t, b.size.x, fallback)
   s1 = (s - lo > hi - s).where(lo, hi)
   t1 = (cos * s1 - f).clip(-hb, hb)

@@ -1,7 +1,7 @@
 """Contact: non-penetration and static friction as positional constraints (M20 sec. 3.5, eqs. 26-27 there).
 
-Dynamic friction and restitution act on velocities after the position solve (oracle/velocity.py contact_velocity).
-Each contact slot comes from the narrowphase (oracle/contacts.py): a world normal n from a to b and a point in each
+Dynamic friction and restitution act on velocities after the position solve (oracle/contact_velocity.py).
+Each contact slot comes from the narrowphase (oracle/narrowphase.py): a world normal n from a to b and a point in each
 body's frame. The multipliers are impulse magnitudes as if the contact were alone; the per-body Jacobi average
 divides them among the body's constraints, and the velocity pass averages its impulses the same way, so the friction
 bound mu lambda_n stays consistent between the two passes.

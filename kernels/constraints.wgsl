@@ -1,0 +1,177 @@
+// The constraints of oracle/constraints/, one function per registered name (CONSTRAINTS: ball, hinge, fixed,
+// distance, slide, contact) with its helpers, in the oracle's file order and names. A joint's multipliers are
+// lam[LAMW j ..] (kernels/xpbd_step.wgsl), in the oracle's tuple order; a contact's are in its slot.
+
+// ---------------------------------------------------------------- constraints/__init__.py
+
+fn alpha_tilde(j: u32, h: f32) -> f32 { return p1(OFF_JNT_COMPLIANCE + j) / (h * h); }   // alpha / h^2
+
+// ---------------------------------------------------------------- constraints/ball.py
+
+// shared point attachment of ball, hinge and fixed joints; lam[li .. li + 3]
+fn attach(j: u32, s1: Side, s2: Side, li: u32, h: f32) -> Correction {
+  let r1 = rotate(s1.q, jv(OFF_JNT_ANCHOR_PARENT, j));
+  let r2 = rotate(s2.q, jv(OFF_JNT_ANCHOR_CHILD, j));
+  return point(s1, s2, r1, r2, (s1.x + r1) - (s2.x + r2), li, alpha_tilde(j, h));
+}
+
+fn ball(j: u32, s1: Side, s2: Side, h: f32) -> Correction { return attach(j, s1, s2, LAMW * j, h); }
+
+// ---------------------------------------------------------------- constraints/hinge.py
+
+fn hinge_angle(j: u32, s1: Side, s2: Side) -> vec4<f32> {  // (angle, world axis)
+  let a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
+  let n1 = rotate(s1.q, jv(OFF_JNT_REF_PARENT, j));
+  let n2 = rotate(s2.q, jv(OFF_JNT_REF_CHILD, j));
+  return vec4<f32>(atan2(dot(cross(n1, n2), a), dot(n1, n2)), a);
+}
+fn wrap(angle: f32) -> f32 { return atan2(sin(angle), cos(angle)); }   // to [-pi, pi]
+
+fn hinge(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
+  var s1 = s1_;
+  var s2 = s2_;
+  let l = LAMW * j;
+  // 1. align the axes (M20 eq. 20), always rigid; free about a1
+  let a1 = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
+  let a2 = rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, j));
+  let al = norm_dir(cross(a2, a1), EPS);
+  let align = angular_align(s1, s2, a1, al.dir, al.len, al.on, l);
+  s1 = apply(s1, align.dx1, align.dth1);
+  s2 = apply(s2, align.dx2, align.dth2);
+  // 2. limits (M20 Alg. 3)
+  var ph = hinge_angle(j, s1, s2);
+  let lo = p1(OFF_JNT_RANGE + 2u * j);
+  let hi = p1(OFF_JNT_RANGE + 2u * j + 1u);
+  let goal = min(max(ph.x, lo), hi);
+  let violated = p1(OFF_JNT_LIMITED + j) > 0.0 && (ph.x < lo || ph.x > hi);
+  let limit = angular(s1, s2, ph.yzw, goal - ph.x, violated, l + 1u, 0.0);
+  s1 = apply(s1, limit.dx1, limit.dth1);
+  s2 = apply(s2, limit.dx2, limit.dth2);
+  var tot = chain(align, limit);
+  // 3. position servo: compliance 1/kp (M20 sec. 3.4.1)
+  let a = JNT_POS_SERVO[j];
+  if (a >= 0) {
+    ph = hinge_angle(j, s1, s2);
+    let servo = angular(s1, s2, ph.yzw, wrap(act_ctrl(a) - ph.x), true, l + 5u, (1.0 / act_p(OFF_ACT_KP, a)) / (h * h));
+    s1 = apply(s1, servo.dx1, servo.dth1);
+    s2 = apply(s2, servo.dx2, servo.dth2);
+    tot = chain(tot, servo);
+  }
+  // 4. attach the anchors
+  return chain(tot, attach(j, s1, s2, l + 2u, h));
+}
+
+// ---------------------------------------------------------------- constraints/fixed.py
+
+// the child keeps its rest orientation relative to the parent (shared by fixed and slide joints)
+fn lock_orientation(j: u32, s1: Side, s2: Side, li: u32) -> Correction {
+  let dq = qmul(qmul(s1.q, p4q(OFF_JNT_RELQUAT + 4u * j)), conj(s2.q));
+  let sgn = select(1.0, -1.0, dq.w < 0.0);
+  let nd = norm_dir(dq.v * (2.0 * sgn), EPS);
+  return angular_lock(s1, s2, nd.dir, nd.len, nd.on, li);
+}
+
+fn fixed(j: u32, s1: Side, s2: Side, h: f32) -> Correction {
+  let l = LAMW * j;
+  let orient = lock_orientation(j, s1, s2, l);
+  return chain(orient, attach(j, apply(s1, orient.dx1, orient.dth1), apply(s2, orient.dx2, orient.dth2), l + 1u, h));
+}
+
+// ---------------------------------------------------------------- constraints/distance.py
+
+fn distance(j: u32, s1: Side, s2: Side, h: f32) -> Correction {
+  let r1 = rotate(s1.q, jv(OFF_JNT_ANCHOR_PARENT, j));
+  let r2 = rotate(s2.q, jv(OFF_JNT_ANCHOR_CHILD, j));
+  let nd = norm_dir((s1.x + r1) - (s2.x + r2), EPS);
+  return positional(s1, s2, r1, r2, nd.dir, nd.len - p1(OFF_JNT_LENGTH + j), nd.on, LAMW * j, alpha_tilde(j, h));
+}
+
+// ---------------------------------------------------------------- constraints/slide.py
+
+// world axis a (parent frame), anchor offsets r1, r2 and the child's position x along the axis [m]
+struct SlideFrame { a: vec3<f32>, r1: vec3<f32>, r2: vec3<f32>, x: f32 }
+fn slide_frame(j: u32, s1: Side, s2: Side) -> SlideFrame {
+  let a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
+  let r1 = rotate(s1.q, jv(OFF_JNT_ANCHOR_PARENT, j));
+  let r2 = rotate(s2.q, jv(OFF_JNT_ANCHOR_CHILD, j));
+  return SlideFrame(a, r1, r2, dot((s2.x + r2) - (s1.x + r1), a));
+}
+
+fn slide(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
+  var s1 = s1_;
+  var s2 = s2_;
+  let l = LAMW * j;
+  // 1. lock the relative orientation (as a fixed joint)
+  let orient = lock_orientation(j, s1, s2, l);
+  s1 = apply(s1, orient.dx1, orient.dth1);
+  s2 = apply(s2, orient.dx2, orient.dth2);
+  // 2. the anchors may differ only along the axis: remove the normal part d - (d.a) a, d = p1 - p2
+  var f = slide_frame(j, s1, s2);
+  let d = (s1.x + f.r1) - (s2.x + f.r2);
+  let nd = norm_dir(d - f.a * dot(d, f.a), EPS);
+  let normal = positional(s1, s2, f.r1, f.r2, nd.dir, nd.len, nd.on, l + 1u, alpha_tilde(j, h));
+  s1 = apply(s1, normal.dx1, normal.dth1);
+  s2 = apply(s2, normal.dx2, normal.dth2);
+  // 3. limits: when x leaves [lo, hi], move the child along a by (goal - x)
+  f = slide_frame(j, s1, s2);
+  let lo = p1(OFF_JNT_RANGE + 2u * j);
+  let hi = p1(OFF_JNT_RANGE + 2u * j + 1u);
+  let violated = p1(OFF_JNT_LIMITED + j) > 0.0 && (f.x < lo || f.x > hi);
+  let limit = positional(s1, s2, f.r1, f.r2, f.a, min(max(f.x, lo), hi) - f.x, violated, l + 2u, 0.0);
+  return chain(chain(orient, normal), limit);
+}
+
+// ---------------------------------------------------------------- constraints/contact.py
+
+// penetration depth d = (p_a - p_b) . n (> 0: overlapping) of contact slot i and the world offsets of its points
+struct Depth { d: f32, oa: vec3<f32>, ob: vec3<f32> }
+fn depth(i: u32, s1: Side, s2: Side) -> Depth {
+  let oa = rotate(s1.q, lv3(sl(i) + SLOT_RA));
+  let ob = rotate(s2.q, lv3(sl(i) + SLOT_RB));
+  return Depth(dot((s1.x + oa) - (s2.x + ob), lv3(sl(i) + SLOT_NORMAL)), oa, ob);
+}
+
+// remove err along n at the points: impulse -P n on a, +P n on b (M20 eqs. 2-4, alpha~ = 0); P in .mag
+struct Push { c: Correction, mag: f32 }
+fn push(s1: Side, s2: Side, oa: vec3<f32>, ob: vec3<f32>, n: vec3<f32>, err: f32, on: bool) -> Push {
+  let w = inv_mass_at(s1, oa, n) + inv_mass_at(s2, ob, n);
+  let mag = select(0.0, err / (w + 1e-30), on);
+  let p = n * mag;
+  return Push(Correction(-(p * s1.im), -world_inv_inertia(s1, cross(oa, p)), p * s2.im,
+                         world_inv_inertia(s2, cross(ob, p))), mag);
+}
+
+// normal then static friction of contact slot i from the Jacobi snapshot (M20 sec. 3.5); the slot's multipliers
+// hold the previous iteration's (zero at a substep's first: init_lambda). Writes the slot's correction and
+// (lambda_n, lambda_t, touching), the oracle's solve_contacts row
+fn contact(i: u32) {
+  let s1 = slot_side(i, 0u);
+  let s2 = slot_side(i, 1u);
+  let n = lv3(sl(i) + SLOT_NORMAL);
+  let dep = depth(i, s1, s2);
+  let oa = dep.oa;
+  let ob = dep.ob;
+  let d = dep.d;
+  let valid = scr[sl(i) + SLOT_VALID] > 0.0;
+  let touching = valid && d > 0.0;
+  var err = d;
+  var on = touching;
+  if (CONTACT_BETA > 0.0) { err = max(d, 0.0) + log(exp(-(abs(d) * CONTACT_BETA)) + 1.0) / CONTACT_BETA; on = valid; }
+  let normal = push(s1, s2, oa, ob, n, err, on);
+  let lam_n = scr[sl(i) + SLOT_LAMBDA_N] + normal.mag;
+  // static friction from the contact points' relative tangential motion since the substep began (the oracle says
+  // why the snapshot's motion, without this contact's own normal correction)
+  let ba = slot_body(i, 0u);
+  let bb = slot_body(i, 1u);
+  let dp = (body_disp(ba) + cross(body_rot(ba), oa)) - (body_disp(bb) + cross(body_rot(bb), ob));
+  let dpt = dp - n * dot(dp, n);
+  let slip = norm_dir(dpt, EPS);
+  let w = inv_mass_at(s1, oa, slip.dir) + inv_mass_at(s2, ob, slip.dir);
+  let pt = slip.len / (w + 1e-30);
+  let stick = on && slip.on && ((scr[sl(i) + SLOT_LAMBDA_T] + pt) < scr[sl(i) + SLOT_FRICTION] * lam_n);
+  let fr = push(s1, s2, oa, ob, slip.dir, slip.len, stick);
+  set_slot_corr(i, chain(normal.c, fr.c));
+  scr[sl(i) + SLOT_LAMBDA_T] = scr[sl(i) + SLOT_LAMBDA_T] + fr.mag;
+  scr[sl(i) + SLOT_LAMBDA_N] = lam_n;
+  scr[sl(i) + SLOT_TOUCHING] = select(0.0, 1.0, touching);
+}

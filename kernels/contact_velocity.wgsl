@@ -1,0 +1,39 @@
+// The contact half of the velocity pass (oracle/contact_velocity.py): dynamic friction and restitution of every
+// contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35)
+fn contact_velocity(h: f32) {
+  let g = p3(OFF_GRAVITY);
+  for (var i = lane; i < NSLOT; i += LANES) {
+    if (!slot_live(i)) { continue; }
+    let s1 = slot_side(i, 0u);
+    let s2 = slot_side(i, 1u);
+    let ba = slot_body(i, 0u);
+    let bb = slot_body(i, 1u);
+    let n = lv3(sl(i) + SLOT_NORMAL);
+    let oa = rotate(s1.q, lv3(sl(i) + SLOT_RA));
+    let ob = rotate(s2.q, lv3(sl(i) + SLOT_RB));
+    let vrel = (body_vel(ba) + cross(body_angvel(ba), oa)) - (body_vel(bb) + cross(body_angvel(bb), ob));
+    let u = dot(vrel, n);
+    let st = norm_dir(vrel - n * u, 1e-9);
+    let wt = inv_mass_at(s1, oa, st.dir) + inv_mass_at(s2, ob, st.dir);
+    let friction = min(scr[sl(i) + SLOT_FRICTION] * scr[sl(i) + SLOT_LAMBDA_N] * wt / h, st.len);
+    let u0 = scr[sl(i) + SLOT_APPROACH];
+    let e = select(0.0, scr[sl(i) + SLOT_RESTITUTION], abs(u0) > 2.0 * sqrt(dot(g, g)) * h);
+    let du = -u + min(-e * u0, 0.0);
+    let dv = n * du - st.dir * select(0.0, friction, st.on);
+    let dd = norm_dir(dv, 1e-12);
+    let touching = scr[sl(i) + SLOT_TOUCHING] > 0.0;
+    let w = inv_mass_at(s1, oa, dd.dir) + inv_mass_at(s2, ob, dd.dir);
+    let p = dd.dir * select(0.0, dd.len / (w + 1e-30), touching && dd.on);
+    set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im),
+                                -world_inv_inertia(s2, cross(ob, p))));
+  }
+  barrier();   // every slot's impulse written, and every slot's read of the velocities done
+  for (var b = lane; b < NBODY; b += LANES) {
+    var dv = vec3<f32>(0.0);
+    var dw = vec3<f32>(0.0);
+    let cnt = contact_sum(i32(b), &dv, &dw);
+    let scale = 1.0 / max(cnt, 1.0);
+    bv[b] = bv[b] + dv * scale;
+    bw[b] = bw[b] + dw * scale;
+  }
+}

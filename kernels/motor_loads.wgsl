@@ -1,0 +1,25 @@
+// The motor_loads stage (oracle/motor_loads.py): hinge motors turn the child by +tau, the parent by -tau; slide
+// motors push.
+// Per body on its lane, its motors' loads added in motor order (the oracle's scatter order): no two lanes write a body
+fn motor_loads() {
+  for (var b = lane; b < NBODY; b += LANES) {
+    var f = vec3<f32>(0.0);
+    var t = vec3<f32>(0.0);
+    for (var k = 0u; k < NMOTOR; k++) {
+      let a = MOTORS[k];
+      let j = u32(ACT_JOINT[a]);
+      let child = JNT_CHILD[j] == i32(b);
+      if (!child && JNT_PARENT[j] != i32(b)) { continue; }
+      let s1 = gather_side(JNT_PARENT[j]);
+      let s2 = gather_side(JNT_CHILD[j]);
+      let load = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j)) * (act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a));
+      let sl = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
+      let f_child = load * sl;
+      let t_child = load * (1.0 - sl);
+      if (child) { f = f + f_child; t = t + t_child; }
+      else { f = f - f_child; t = t + (-t_child - cross(s2.x - s1.x, f_child)); }
+    }
+    fext[b] = f;
+    text[b] = t;
+  }
+}

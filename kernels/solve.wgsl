@@ -1,0 +1,101 @@
+// The solve stage (oracle/solve.py): one Jacobi iteration over every joint and contact from the same snapshot, then
+// each body's average of the corrections touching it, summed in the oracle's order.
+
+// --- sides (oracle/solve.py gather_side, split_side) ---
+fn gather_side(b: i32) -> Side {
+  if (b < 0) { return Side(vec3<f32>(0.0), Quat(1.0, vec3<f32>(0.0)), 0.0, vec3<f32>(0.0)); }
+  let u = u32(b);
+  return Side(bx[u], bq[u], p1(OFF_BODY_INV_MASS + u), p3(OFF_BODY_INV_INERTIA + 3u * u));
+}
+// mass splitting (Tonge et al. 2012): a body touched by n joints shows each of them n times its inverse mass
+fn split_side(b: i32) -> Side {
+  var s = gather_side(b);
+  if (b >= 0) { let n = max(COUNTS[u32(b)], 1.0); s.im = s.im * n; s.ii = s.ii * n; }
+  return s;
+}
+
+// per body b, the sum of the joint corrections jc touching it: parent sides in joint order, then child sides
+// (oracle/solve.py body_sum); [dx | dth] (or [dv | dw] in the velocity pass)
+fn body_sum(b: u32) -> array<vec3<f32>, 2> {
+  var out = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+  for (var k = 0u; k < NJOINT; k++) {
+    let j = JOINT_ORDER[k];
+    if (JNT_PARENT[j] == i32(b)) { out[0] = out[0] + jc[j].dx1; out[1] = out[1] + jc[j].dth1; }
+  }
+  for (var k = 0u; k < NJOINT; k++) {
+    let j = JOINT_ORDER[k];
+    if (JNT_CHILD[j] == i32(b)) { out[0] = out[0] + jc[j].dx2; out[1] = out[1] + jc[j].dth2; }
+  }
+  return out;
+}
+
+// per body b >= 0: the contact sides touching it, summed in slot order (a side, then b side), and their count
+// (oracle/solve.py contact_sum). A pair's slots are consecutive and its two geoms belong to different bodies, so
+// walking the pairs in order and summing the one matching side of each slot of a pair is that order, at a fraction
+// of a test per slot
+fn contact_sum(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32>>) -> f32 {
+  var n = 0.0;
+  for (var p = 0u; p < NPAIR; p++) {
+    let g = pair_geoms(p);
+    if (g.x < 0) { continue; }   // an empty pair's slots belong to no body
+    let side_a = geom_body(u32(g.x)) == b;
+    if (!side_a && geom_body(u32(g.y)) != b) { continue; }
+    let odx = select(SLOT_DX2, SLOT_DX1, side_a);     // the slot correction's dx1, dth1 or dx2, dth2
+    let odth = select(SLOT_DTH2, SLOT_DTH1, side_a);
+    let i0 = u32(tab[T_PAIR_SLOT0 + p]);
+    for (var i = i0; i < i0 + u32(tab[T_PAIR_SLOTS + p]); i++) {
+      *dx = *dx + lv3(sl(i) + odx);
+      *dth = *dth + lv3(sl(i) + odth);
+      n = n + scr[sl(i) + SLOT_TOUCHING];
+    }
+  }
+  return n;
+}
+
+// multipliers reset at the start of every substep (M20 Alg. 2 line 10): the joints' and the contact slots'
+fn init_lambda() {
+  for (var i = lane; i < NLAM_ARR; i += LANES) { lam[i] = 0.0; }
+  for (var i = lane; i < NSLOT; i += LANES) {
+    scr[sl(i) + SLOT_LAMBDA_N] = 0.0;
+    scr[sl(i) + SLOT_LAMBDA_T] = 0.0;
+    scr[sl(i) + SLOT_TOUCHING] = 0.0;
+  }
+}
+
+// one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body
+// average
+fn solve(h: f32) {
+  for (var k = lane; k < NJOINT; k += LANES) {
+    let j = JOINT_ORDER[k];  // registry order, then joint index
+    let s1 = split_side(JNT_PARENT[j]);
+    let s2 = split_side(JNT_CHILD[j]);
+    let t = JNT_TYPE[j];
+    var c: Correction;
+    if (t == BALL) { c = ball(j, s1, s2, h); }
+    else if (t == HINGE) { c = hinge(j, s1, s2, h); }
+    else if (t == FIXED) { c = fixed(j, s1, s2, h); }
+    else if (t == DISTANCE) { c = distance(j, s1, s2, h); }
+    else { c = slide(j, s1, s2, h); }
+    jc[j] = c;
+  }
+  for (var i = lane; i < NSLOT; i += LANES) { if (slot_live(i)) { contact(i); } }
+  barrier();   // every correction written, and no lane still reads the snapshot that the update below overwrites
+  for (var b = lane; b < NBODY; b += LANES) {
+    // the joints' sums, then the contacts' (oracle/solve.py body_sum + contact_sum)
+    let js = body_sum(b);
+    var dx = js[0];
+    var dth = js[1];
+    var cdx = vec3<f32>(0.0);
+    var cdth = vec3<f32>(0.0);
+    let touching = contact_sum(i32(b), &cdx, &cdth);
+    dx = dx + cdx;
+    dth = dth + cdth;
+    let scale = RELAXATION / max(COUNTS[b] + touching, 1.0);
+    dx = dx * scale;
+    dth = dth * scale;
+    bx[b] = bx[b] + dx;
+    bq[b] = add_rotation(bq[b], dth);
+    bd[b] = bd[b] + dx;
+    bth[b] = bth[b] + dth;
+  }
+}

@@ -1,0 +1,117 @@
+// XPBD corrections between two bodies (oracle/xpbd.py): the Side and Correction types and the positional, angular
+// and vector corrections every constraint is built from, with the oracle's names. Multipliers live in the env's
+// `lam` array (kernels/xpbd_step.wgsl); a correction adds its increment to lam[li].
+
+// one side of a constraint (oracle/xpbd.py Side): the world is x = 0, q = identity, im = 0, ii = 0
+struct Side { x: vec3<f32>, q: Quat, im: f32, ii: vec3<f32> }
+struct Correction { dx1: vec3<f32>, dth1: vec3<f32>, dx2: vec3<f32>, dth2: vec3<f32> }
+
+fn inv_mass_at(s: Side, r: vec3<f32>, n: vec3<f32>) -> f32 {  // M20 eq. 2
+  let rn = inv_rotate(s.q, cross(r, n));
+  return s.im + dot(rn, rn * s.ii);
+}
+fn inv_inertia_along(s: Side, n: vec3<f32>) -> f32 {  // M20 eq. 3
+  let nb = inv_rotate(s.q, n);
+  return dot(nb, nb * s.ii);
+}
+fn world_inv_inertia(s: Side, v: vec3<f32>) -> vec3<f32> { return rotate(s.q, inv_rotate(s.q, v) * s.ii); }
+fn apply(s: Side, dx: vec3<f32>, dth: vec3<f32>) -> Side {  // Side.apply
+  return Side(s.x + dx, add_rotation(s.q, dth), s.im, s.ii);
+}
+fn zero_corr() -> Correction { return Correction(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0)); }
+fn chain(a: Correction, b: Correction) -> Correction {  // of two corrections (the oracle's takes any number)
+  return Correction(a.dx1 + b.dx1, a.dth1 + b.dth1, a.dx2 + b.dx2, a.dth2 + b.dth2);
+}
+
+// M20 eqs. 2-9: returns the correction; the multiplier's increment goes to lam[li]
+fn positional(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, n: vec3<f32>, c: f32, on: bool, li: u32,
+              at: f32) -> Correction {
+  let w = inv_mass_at(s1, r1, n) + inv_mass_at(s2, r2, n);
+  let dlam = select(0.0, (-c - at * lam[li]) / (w + at + 1e-30), on);
+  let p = n * dlam;
+  lam[li] = lam[li] + dlam;
+  return Correction(p * s1.im, world_inv_inertia(s1, cross(r1, p)), -(p * s2.im), -world_inv_inertia(s2, cross(r2, p)));
+}
+
+// M20 eqs. 11-14: body 1 turns about -n, body 2 about +n
+fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: f32) -> Correction {
+  let w = inv_inertia_along(s1, n) + inv_inertia_along(s2, n);
+  let dlam = select(0.0, (-theta - at * lam[li]) / (w + at + 1e-30), on);
+  let p = n * dlam;
+  lam[li] = lam[li] + dlam;
+  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+}
+
+// -K^-1 rhs for the symmetric 3x3 K with columns a, b, c, by the adjugate of K / s, s its largest |entry| (det K
+// overflows f32 for ~1 mm bodies); zero where off or K singular (oracle/xpbd.py neg_solve3)
+fn neg_solve3(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, rhs: vec3<f32>, on_: bool) -> vec3<f32> {
+  let m = max(max(max(abs(a_.x), abs(a_.y)), max(abs(a_.z), abs(b_.y))), max(abs(b_.z), abs(c_.z)));
+  let s = select(1.0, m, m > 0.0);
+  let a = a_ / s;
+  let b = b_ / s;
+  let c = c_ / s;
+  let bc = cross(b, c);
+  let ca = cross(c, a);
+  let ab = cross(a, b);
+  let det = dot(a, bc);
+  let on = on_ && abs(det) > 1e-30;
+  let inv_det = select(0.0, -1.0 / select(1.0, det * s, on), on);
+  return vec3<f32>(dot(bc, rhs), dot(ca, rhs), dot(ab, rhs)) * inv_det;
+}
+
+fn inv_inertia_pair(s1: Side, s2: Side, e: vec3<f32>) -> vec3<f32> {  // (I1^-1 + I2^-1) e
+  return world_inv_inertia(s1, e) + world_inv_inertia(s2, e);
+}
+
+// rigid full orientation lock as one 3-vector constraint (oracle/xpbd.py angular_lock): p = -K^-1 (theta n),
+// K = I1^-1 + I2^-1; lam[li] accumulates p . n
+fn angular_lock(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32) -> Correction {
+  let a = inv_inertia_pair(s1, s2, vec3<f32>(1.0, 0.0, 0.0));
+  let b = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 1.0, 0.0));
+  let c = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 0.0, 1.0));
+  let p = neg_solve3(a, b, c, n * theta, on);
+  lam[li] = lam[li] + dot(p, n);
+  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+}
+
+// rigid 2-dof axis alignment, free about the unit axis a (oracle/xpbd.py angular_align): p in the plane (u = n,
+// v = a x n), the relative turn's projection on it equal to theta n (Cramer's rule); lam[li] accumulates p . n
+fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
+  let u = n;
+  let v = cross(a, n);
+  let ku = inv_inertia_pair(s1, s2, u);
+  let kv = inv_inertia_pair(s1, s2, v);
+  let kuu = dot(u, ku);
+  let kuv = dot(v, ku);
+  let kvv = dot(v, kv);
+  let det = kuu * kvv - kuv * kuv;
+  let on = on_ && abs(det) > 1e-30;
+  let scale = select(0.0, theta / select(1.0, det, on), on);
+  let pu = -(kvv * scale);
+  let pv = kuv * scale;
+  let p = u * pu + v * pv;
+  lam[li] = lam[li] + pu;
+  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+}
+
+// K_s e = e/m + (I^-1 (r x e)) x r: how far a unit impulse e at offset r moves that point of body s
+fn k_apply(s: Side, r: vec3<f32>, e: vec3<f32>) -> vec3<f32> {
+  return e * s.im + cross(world_inv_inertia(s, cross(r, e)), r);
+}
+
+// a point attachment as one 3-vector constraint (oracle/xpbd.py point; Macklin et al. 2016 eq. 18); lam[li..li+3]
+fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32, at: f32) -> Correction {
+  let lv = vec3<f32>(lam[li], lam[li + 1u], lam[li + 2u]);
+  let ex = vec3<f32>(1.0, 0.0, 0.0);
+  let ey = vec3<f32>(0.0, 1.0, 0.0);
+  let ez = vec3<f32>(0.0, 0.0, 1.0);
+  let a = k_apply(s1, r1, ex) + k_apply(s2, r2, ex) + ex * at;
+  let b = k_apply(s1, r1, ey) + k_apply(s2, r2, ey) + ey * at;
+  let c = k_apply(s1, r1, ez) + k_apply(s2, r2, ez) + ez * at;
+  let P = neg_solve3(a, b, c, d + lv * at, norm_dir(d, EPS).on);
+  lam[li] = lv.x + P.x;
+  lam[li + 1u] = lv.y + P.y;
+  lam[li + 2u] = lv.z + P.z;
+  return Correction(P * s1.im, world_inv_inertia(s1, cross(r1, P)), -(P * s2.im),
+                    -world_inv_inertia(s2, cross(r2, P)));
+}

@@ -1,0 +1,46 @@
+"""The contact half of the velocity pass (M20 Alg. 2 lines 16-17, sec. 3.6): dynamic friction and restitution."""
+from __future__ import annotations
+from tinygrad import Tensor
+from oracle.contacts import APPROACH, FRICTION, NORMAL, RA, RB, RESTITUTION, side_rows
+from oracle.math3 import V3
+from oracle.packed import ANGVEL, VEL, pack, unpack
+from oracle.solve import LAMBDA_N, TOUCHING, contact_sides, contact_sum
+
+
+def contact_velocity(model, plan, contacts: Tensor, clam: Tensor, packed: Tensor, h: float) -> Tensor:
+  """Dynamic friction and restitution of every contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35
+  there), one impulse per contact along the velocity change it asks for, averaged per body like the position solve.
+
+  Friction is an impulse of at most h mu f_n against the slip, f_n = lambda_n / h^2 the normal force of the solve.
+  Restitution sets the approach speed to -e times the approach speed before the solve (from the narrowphase,
+  after integrate), and to zero when that was below 2 |g| h (a resting contact must not bounce on gravity alone)."""
+  rows = side_rows(plan.contact_body, packed).contiguous()
+  s1, s2 = contact_sides(rows, plan.contact_side)
+  c = contacts
+  def v3(t, sl): return V3(t[..., sl.start], t[..., sl.start + 1], t[..., sl.start + 2])
+  n = v3(c, NORMAL)
+  oa, ob = s1.q.rotate(v3(c, RA)), s2.q.rotate(v3(c, RB))
+  ra, rb = rows[..., 0, :], rows[..., 1, :]
+  vrel = (v3(ra, VEL) + v3(ra, ANGVEL).cross(oa)) - (v3(rb, VEL) + v3(rb, ANGVEL).cross(ob))
+  u = vrel.dot(n)                                                    # approach speed, > 0 closing
+  speed_t, t, sliding = (vrel - n * u).norm_dir(1e-9)
+  # the friction impulse h mu f_n = mu lambda_n / h changes the slip speed by that times w_t, the generalised inverse
+  # mass along t (M20 eq. 30 writes the speed change for unit mass); it may only stop the slip, never reverse it
+  wt = s1.inv_mass_at(oa, t) + s2.inv_mass_at(ob, t)
+  friction = (c[..., FRICTION] * clam[..., LAMBDA_N] * wt / h).minimum(speed_t)
+  g = V3.of(model.gravity)
+  u0 = c[..., APPROACH]
+  e = (u0.abs() > 2.0 * g.dot(g).sqrt() * h).where(c[..., RESTITUTION], 0.0)
+  du = -u + (-e * u0).minimum(0.0)                                    # M20 eq. 34
+  dv = n * du - t * sliding.where(friction, 0.0)
+  size, d, on = dv.norm_dir(1e-12)
+  touching = clam[..., TOUCHING] > 0
+  w = s1.inv_mass_at(oa, d) + s2.inv_mass_at(ob, d)
+  p = d * (touching & on).where(size / (w + 1e-30), 0.0)
+  d1, d2 = s1.world_inv_inertia(oa.cross(p)), -s2.world_inv_inertia(ob.cross(p))
+  res = Tensor.stack(*(t for v in (p * s1.im, d1, -(p * s2.im), d2) for t in (v.x, v.y, v.z)),
+                     touching.where(1.0, 0.0), dim=-1).contiguous()
+  cs = contact_sum(plan.contact_body, res)
+  x, q, v, w_ = unpack(packed)
+  scale = 1.0 / cs[..., 6].maximum(1.0)
+  return pack(x, q, v + V3.of(cs[..., 0:3]) * scale, w_ + V3.of(cs[..., 3:6]) * scale).contiguous()

@@ -1,0 +1,30 @@
+"""Motor loads (DESIGN sec. 4): the forces and torques of every motor actuator, external loads for integrate."""
+from __future__ import annotations
+from tinygrad import Tensor
+from oracle.actuators import act_ctrl
+from oracle.math3 import V3, const, take
+from oracle.solve import gather_side
+from oracle.types import WORLD
+
+
+def motor_loads(model, packed: Tensor, ctrl: Tensor | None) -> tuple[V3 | None, V3 | None]:
+  """World-frame (force [N], torque [N m]) per body (B, nbody) from every motor, or (None, None) when there are none.
+  A hinge motor turns the child by +tau about the axis and the parent by -tau; a slide motor pushes the child by +F
+  along the axis and the parent by -F at the same point (the child's centre), i.e. -F and (x_c - x_p) x (-F)."""
+  motors = tuple(a for a, t in enumerate(model.act_type) if t == "motor")
+  if ctrl is None or not motors: return None, None
+  jidx = tuple(model.act_joint[a] for a in motors)
+  par, chi = tuple(model.jnt_parent[j] for j in jidx), tuple(model.jnt_child[j] for j in jidx)
+  s1, s2 = gather_side(model, packed, par), gather_side(model, packed, chi)
+  axis = s1.q.rotate(V3.of(take(model.jnt_axis_parent, jidx, axis=-2)))
+  load = axis * (act_ctrl(model, ctrl, motors) * take(model.act_gear, motors))          # (B, M)
+  slide = const([float(model.jnt_type[j] == "slide") for j in jidx], packed)
+  f_child, t_child = load * slide, load * (1.0 - slide)
+  f_par, t_par = -f_child, -t_child - (s2.x - s1.x).cross(f_child)
+  # scatter to bodies with constant one-hot (M, nbody) matrices; a world side has an all-zero row
+  def onehot(bodies): return const([float(b == i and b != WORLD) for b in bodies for i in range(model.nbody)],
+                                   packed).reshape(len(bodies), model.nbody)
+  to_child, to_par = onehot(chi), onehot(par)
+  def scatter(vc: V3, vp: V3) -> V3: return V3(*(c @ to_child + p @ to_par for c, p in zip(
+    (vc.x, vc.y, vc.z), (vp.x, vp.y, vp.z))))
+  return scatter(f_child, f_par), scatter(t_child, t_par)
