@@ -254,16 +254,8 @@ def check(fn_name: str, name: str):
     assert (g[0:3] - g[3:6]) @ n_got == pytest.approx(depth, abs=1e-12), f"{where}: depth"
 
 
-@pytest.mark.parametrize("name", list(PLANE_SPHERE))
-def test_verify_plane_sphere(name): check("plane_sphere", name)
-
-
-@pytest.mark.parametrize("name", list(PLANE_CAPSULE))
-def test_verify_plane_capsule(name): check("plane_capsule", name)
-
-
-@pytest.mark.parametrize("name", list(PLANE_BOX))
-def test_verify_plane_box(name): check("plane_box", name)
+@pytest.mark.parametrize("pair,name", [(p, n) for p, cases in TABLES.items() for n in cases])
+def test_verify_pair(pair, name): check(pair, name)
 
 
 def test_verify_plane_box_hand_depths():
@@ -273,16 +265,6 @@ def test_verify_plane_box_hand_depths():
   assert [s[3] for s in PLANE_BOX["tilted_plane"][1]] == pytest.approx([0.02] * 4 + [-0.18] * 4)
 
 
-@pytest.mark.parametrize("name", list(SPHERE_SPHERE))
-def test_verify_sphere_sphere(name): check("sphere_sphere", name)
-
-
-@pytest.mark.parametrize("name", list(SPHERE_CAPSULE))
-def test_verify_sphere_capsule(name): check("sphere_capsule", name)
-
-
-@pytest.mark.parametrize("name", list(CAPSULE_CAPSULE))
-def test_verify_capsule_capsule(name): check("capsule_capsule", name)
 
 
 # ---------------------------------------------------------------- gradients
