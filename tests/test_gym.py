@@ -13,7 +13,7 @@ from tinygrad import Tensor
 import engine
 import engine.gym as eg
 from engine.spaces import Box
-from tests.helpers import env_batch
+from tests.helpers import env_batch, env_for
 
 gym = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
@@ -94,8 +94,12 @@ def _vector(task: str, num_envs: int, **kw):
 
 @functools.cache
 def _real(task: str, num_envs: int):
-  # built once per module (tests reset with a seed before use), so each real task compiles once
-  return eg.make_gymnasium(task) if num_envs == 1 else eg.make_gymnasium_vector(task, num_envs)
+  # built once per module (tests reset with a seed before use), so each real task compiles once; the vector view
+  # wraps tests/test_env.py's env (tests.helpers.env_for: compiled once per worker), and
+  # test_gym_vector_contract checks that make_gymnasium_vector builds the same view
+  if num_envs == 1: return eg.make_gymnasium(task)
+  assert num_envs == env_batch(task), (task, num_envs)
+  return eg.GymnasiumVectorEnv(env_for(task))
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -167,6 +171,11 @@ def _check_vector_step(env, out):
 def test_gym_vector_contract(task):
   n = vector_batch(task)
   env = _vector(task, n)
+  if task != "fake":   # the factory: the same view of a fresh env (not stepped here: that would compile it again)
+    made = eg.make_gymnasium_vector(task, n)
+    assert type(made) is type(env) and made.num_envs == n and made.engine_env.num_envs == n
+    assert made.single_observation_space == env.single_observation_space
+    assert made.single_action_space == env.single_action_space
   assert env.num_envs == n and env.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
   for single, batched in ((env.single_observation_space, env.observation_space),
                           (env.single_action_space, env.action_space)):
