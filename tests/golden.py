@@ -19,8 +19,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 DIR = Path(__file__).resolve().parent / "golden"
-# what a reference depends on: the physics and scene code, and the scene files
-SOURCES = ("oracle/**/*.py", "engine/*.py", "engine/tasks/**/*.py", "engine/tasks/scenes/*.json", "scenes/*.json")
+# what a reference depends on: the physics and scene code, the trainers (the APG window's reference), the scene files
+SOURCES = ("oracle/**/*.py", "engine/*.py", "engine/tasks/**/*.py", "engine/train/*.py", "engine/tasks/scenes/*.json",
+           "scenes/*.json")
 WRITE = os.environ.get("TINYXPBD_GOLDEN", "") == "write"
 
 

@@ -1,14 +1,17 @@
-"""Shared test helpers: joint errors in numpy, pendulum initial states, exact periods, and the worker-level caches
-that let tests of one scene share its compiles (with `--dist loadgroup`, a scene's tests share a worker: mark them
-`@pytest.mark.xdist_group("<scene>")`)."""
+"""Shared test helpers: joint errors in numpy, pendulum initial states, exact periods, the gradient tests' loss and
+finite differences, and the worker-level caches that let tests share compiles (the suite runs with --dist loadgroup:
+tests that share a scene or an object are marked with the same xdist_group)."""
 from __future__ import annotations
 import functools
 import hashlib
+import inspect
 import json
 import math
 import numpy as np
 import pytest
+from tinygrad import Tensor, dtypes
 from engine.npquat import quat_mul, quat_rotate
+from tests.golden import golden
 
 SCENES = __import__("pathlib").Path(__file__).resolve().parent.parent / "scenes"
 
@@ -166,3 +169,54 @@ def record(scene, steps: int, batch: int = 1, edit=None) -> dict:
 def peaks(y: np.ndarray) -> np.ndarray:
   """Indices of strict local maxima of a 1-D series."""
   return np.nonzero((y[1:-1] >= y[:-2]) & (y[1:-1] > y[2:]))[0] + 1
+
+
+# --- gradients (tests/test_grad_*.py): float64 on the CPU device, loss = W . final position of the last body ---
+F64 = dict(dtype=dtypes.float64, device="CPU")
+EPS = 1e-6
+W = np.array([1.0, 0.3, 0.5])
+
+
+def loss_np(state) -> np.ndarray:
+  return state.body_pos.numpy()[:, -1] @ W
+
+
+def loss_t(state) -> Tensor:
+  return (state.body_pos[0, -1] * Tensor(W, **F64)).sum()
+
+
+def reference(name: str, inputs: dict, compute) -> dict[str, np.ndarray]:
+  """golden() (tests/golden.py) with compute()'s own source among the inputs: the file is recomputed when the test's
+  reference code changes, not only the physics."""
+  return golden(name, {**inputs, "source": inspect.getsource(compute)}, compute)
+
+
+def fd_batch(name: str, scene: str, steps: int, perturb, **inputs) -> float:
+  """Central difference of loss_np after `steps` env-steps of scenes/<scene>.json (float64), from a batch of 2 envs
+  (+eps, -eps): perturb(model, state) -> (model, state) applies them. A golden file (tests/golden/<name>.npz): inputs
+  name whatever perturb reads besides its own source (an index, say)."""
+  def compute():
+    import engine
+    model = engine.load_scene(SCENES / f"{scene}.json", **F64)
+    m2, s2 = perturb(model, engine.Simulator(model, batch=2).reset())
+    l = loss_np(engine.Simulator(m2, batch=2).rollout(s2, steps))
+    return {"fd": (l[0] - l[1]) / (2 * EPS)}
+  inputs = dict(inputs, scene=scene, steps=steps, eps=EPS, w=W.tolist(), perturb=inspect.getsource(perturb))
+  return float(reference(name, inputs, compute)["fd"])
+
+
+# --- envs (tests/test_env.py, tests/test_gym.py: the xdist group "envs") ---
+# An env compiles for its batch size: one size per task, so tests whose checks hold at any size share one compile per
+# worker. cartpole: 4 (test_env's NaN isolation watches 3 untouched envs beside the poisoned one); the others 2.
+ENV_BATCH = {"cartpole": 4}
+
+
+def env_batch(task: str) -> int:
+  return ENV_BATCH.get(task, 2)
+
+
+@functools.cache
+def env_for(task: str):
+  """engine.make_env(task, env_batch(task)), built once per worker and shared: reset it with a seed before use."""
+  import engine
+  return engine.make_env(task, num_envs=env_batch(task))

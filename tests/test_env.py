@@ -6,13 +6,18 @@ from tinygrad import Tensor, dtypes
 import engine
 from engine.env import EnvCore, VecEnv
 from engine.tasks import TASKS, task_names
+from tests.helpers import env_for, reference
 
+# the envs come from tests.helpers.env_for, shared with tests/test_gym.py in one worker
+pytestmark = pytest.mark.xdist_group("envs")
 N = 4
 
 
 @pytest.fixture(scope="module")
 def cartpole():
-  return engine.make_env("cartpole", num_envs=N, seed=0)
+  env = env_for("cartpole")
+  assert env.num_envs == N
+  return env
 
 
 def run(env, actions, seed):
@@ -69,8 +74,9 @@ def test_env_autoreset_and_statistics(cartpole):
 
 
 def test_env_truncation():
-  env = engine.make_env("pendulum_swingup", num_envs=2, seed=0)
-  env.reset()
+  env = env_for("pendulum_swingup")
+  assert env.num_envs == 2
+  env.reset(seed=0)
   for t in range(env.max_episode_steps):
     obs, r, term, trunc, info = env.step(np.zeros((2, 1), np.float32))
     assert not term.numpy().any()
@@ -146,18 +152,24 @@ def test_env_reward_differentiable():
   p, c = Tensor(packed0), Tensor(ctrl0)
   gp, gc = (g.numpy() for g in total(p, c).gradient(p, c))
   eps = 1e-6
-  for idx in [(0, 1, 0), (1, 1, 1), (0, 0, 4), (1, 1, 12)]:   # lower link x, y; upper link quat; lower link angvel
-    d = np.zeros_like(packed0); d[idx] = eps
-    fd = (total(Tensor(packed0 + d), c).item() - total(Tensor(packed0 - d), c).item()) / (2 * eps)
+  entries = [(0, 1, 0), (1, 1, 1), (0, 0, 4), (1, 1, 12)]   # lower link x, y; upper link quat; lower link angvel
+  def compute():   # central differences: the golden file (tests/golden.py)
+    fd = []
+    for idx in entries:
+      d = np.zeros_like(packed0); d[idx] = eps
+      fd.append((total(Tensor(packed0 + d), c).item() - total(Tensor(packed0 - d), c).item()) / (2 * eps))
+    return {"fd": np.array(fd)}
+  inputs = dict(task="reacher", num_envs=2, seed=3, ctrl=ctrl0.tolist(), eps=eps, entries=entries)
+  for idx, fd in zip(entries, reference("env_reward_differentiable", inputs, compute)["fd"]):
     assert abs(gp[idx] - fd) <= 1e-5 * abs(fd) + 1e-8, (idx, gp[idx], fd)
   np.testing.assert_allclose(gc, -0.2 * ctrl0, rtol=1e-12)
 
 
 @pytest.mark.parametrize("task", [t for t in task_names() if t != "ant"])   # ant: tests/test_task_ant.py
 def test_env_every_task_steps(task):
-  env = engine.make_env(task, num_envs=2, seed=0)
-  obs, _ = env.reset()
-  assert obs.shape == (2, TASKS[task].obs_size)
+  env = env_for(task)
+  obs, _ = env.reset(seed=0)
+  assert obs.shape == (env.num_envs, TASKS[task].obs_size)
   rng = np.random.default_rng(0)
   for _ in range(3):
     obs, r, term, trunc, info = env.step(env.action_space.sample(rng))

@@ -5,15 +5,15 @@ everywhere, gradients must be finite (the field's known pain: NaN and exploding 
 import numpy as np
 import pytest
 import engine
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor
 from engine.grad import rollout_grad
 from engine.scene import load_scene_dict
-from tests.helpers import SCENES
+from tests.helpers import EPS, F64, SCENES, reference
 from oracle.contacts import penetration
 from oracle.packed import pack_state
 
-F64 = dict(dtype=dtypes.float64, device="CPU")
-EPS = 1e-6
+# the two penetration cases share the box-box narrowphase's kernels when they run in one worker
+pytestmark = pytest.mark.xdist_group("contact_grad_f64")
 
 
 def dropped(scene: str, z0: float, restitution: float, beta: float) -> dict:
@@ -26,22 +26,25 @@ def dropped(scene: str, z0: float, restitution: float, beta: float) -> dict:
   return d
 
 
-def check_drop_height(scene: dict, steps: int) -> float:
+def check_drop_height(scene: dict, steps: int, name: str | None = None) -> float:
   """d z_T / d z_0 by rollout_grad against central differences, for a body that falls 5 cm, hits the ground once
   and is in flight again at step `steps` (one contact episode, the same at z_0 +- eps). Returns the gradient.
 
   With exact contacts the impact substep projects the body onto the ground and restitution sets its speed from the
   speed before that substep, which only depends on the substep's index: z_T is piecewise constant in z_0 and both
   derivatives are ~0 (1e-4 here, from friction). The softplus contact (DESIGN sec. 3, "on for gradient work")
-  makes it smooth and non-zero."""
+  makes it smooth and non-zero. The finite difference is the golden file tests/golden/<name>.npz (computed live
+  without a name: `make golden` runs no slow test)."""
   model = engine.load_scene(scene, **F64)
-  sim = engine.Simulator(model, batch=2)
-  s = sim.reset()
-  pos = s.body_pos.numpy().copy()
-  pos[0, 0, 2] += EPS
-  pos[1, 0, 2] -= EPS
-  z = sim.rollout(s.replace(body_pos=Tensor(pos, **F64)), steps).body_pos.numpy()[:, 0, 2]
-  fd = (z[0] - z[1]) / (2 * EPS)
+  def compute():
+    sim = engine.Simulator(model, batch=2)
+    s = sim.reset()
+    pos = s.body_pos.numpy().copy()
+    pos[0, 0, 2] += EPS
+    pos[1, 0, 2] -= EPS
+    z = sim.rollout(s.replace(body_pos=Tensor(pos, **F64)), steps).body_pos.numpy()[:, 0, 2]
+    return {"fd": (z[0] - z[1]) / (2 * EPS)}
+  fd = float((compute() if name is None else reference(name, dict(scene=scene, steps=steps, eps=EPS), compute))["fd"])
   loss, adj, _ = rollout_grad(model, engine.Simulator(model).reset(), steps, lambda st: st.body_pos[0, 0, 2])
   g = adj.body_pos.numpy()[0, 0, 2]
   assert np.isfinite(adj.body_pos.numpy()).all() and np.isfinite(adj.body_quat.numpy()).all()
@@ -53,8 +56,8 @@ def check_drop_height(scene: dict, steps: int) -> float:
 def test_grad_drop_height_sphere():
   """A ball (e = 0.8) dropped 5 cm lands after ~24 steps and flies at step 36. Exact contact: zero gradient, as
   finite differences say; softplus (beta = 1e4 / m): a non-zero gradient that matches them."""
-  assert abs(check_drop_height(dropped("bounce", 0.15, 0.8, 0.0), 36)) < 1e-3   # vs ~0.7 for the ODE
-  assert abs(check_drop_height(dropped("bounce", 0.15, 0.8, 1e4), 36)) > 0.05
+  assert abs(check_drop_height(dropped("bounce", 0.15, 0.8, 0.0), 36, "grad_drop_sphere_exact")) < 1e-3   # ODE: ~0.7
+  assert abs(check_drop_height(dropped("bounce", 0.15, 0.8, 1e4), 36, "grad_drop_sphere_softplus")) > 0.05
 
 
 @pytest.mark.slow
@@ -98,9 +101,16 @@ def test_grad_penetration_near_contact(beta):
     assert np.abs(g).max() == 0.0
     return
   assert np.abs(g[0, :, 0:3]).max() > 1e-3, "softplus penetration must pull towards contact"
-  for body, axis in ((0, 2), (1, 2), (1, 0)):
-    d = np.zeros_like(p0)
-    d[0, body, axis] = EPS
-    fd = (penetration(model, Tensor(p0 + d, **F64)).numpy()[0] - penetration(model, Tensor(p0 - d, **F64)).numpy()[0])
-    fd /= 2 * EPS
+  entries = ((0, 2), (1, 2), (1, 0))
+  def compute():   # central differences, one per entry: the golden file (tests/golden.py)
+    fd = []
+    for body, axis in entries:
+      d = np.zeros_like(p0)
+      d[0, body, axis] = EPS
+      fd.append(penetration(model, Tensor(p0 + d, **F64)).numpy()[0] -
+                penetration(model, Tensor(p0 - d, **F64)).numpy()[0])
+    return {"fd": np.array(fd) / (2 * EPS)}
+  inputs = dict(scene=two_boxes(5e-4, beta), eps=EPS, entries=entries)
+  fds = reference(f"grad_penetration_beta{beta:g}", inputs, compute)["fd"]
+  for (body, axis), fd in zip(entries, fds):
     assert abs(g[0, body, axis] - fd) <= 1e-3 * abs(fd) + 1e-9, (body, axis, g[0, body, axis], fd)

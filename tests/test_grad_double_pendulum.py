@@ -1,11 +1,14 @@
 """Mass gradients and the dot-product test on the double pendulum (float64, CPU)."""
 import numpy as np
+import pytest
 import engine
 from tinygrad import Tensor
 from engine.grad import RolloutGrad, rollout_grad
-from oracle.packed import pack_state
-from test_grad_rollout import EPS, F64, fd_batch, loss_t
-from tests.helpers import SCENES
+from oracle.packed import pack_state, unpack_state
+from tests.helpers import EPS, F64, SCENES, fd_batch, loss_t, reference
+
+# both tests differentiate the double pendulum's substep: in one worker, the second reuses the first's kernels
+pytestmark = pytest.mark.xdist_group("double_pendulum_f64")
 
 
 def test_grad_final_position_wrt_mass():
@@ -16,10 +19,11 @@ def test_grad_final_position_wrt_mass():
   m1 = 1.0 / im[1]
   g = params["body_inv_mass"].numpy()[1] * (-1.0 / m1 ** 2)   # d/dm = d/d(1/m) * -1/m^2
   def perturb(m, s):
-    rows = np.stack([im, im])
-    rows[0, 1], rows[1, 1] = 1.0 / (m1 + EPS), 1.0 / (m1 - EPS)
+    inv = m.body_inv_mass.numpy()
+    rows = np.stack([inv, inv])
+    rows[0, 1], rows[1, 1] = 1.0 / (1.0 / inv[1] + EPS), 1.0 / (1.0 / inv[1] - EPS)
     return m.replace(body_inv_mass=Tensor(rows, **F64)), s
-  fd = fd_batch(model, steps, perturb)
+  fd = fd_batch("grad_double_pendulum_mass", "double_pendulum", steps, perturb)
   assert abs(g - fd) <= 1e-4 * max(abs(fd), 1e-3), (g, fd)
 
 
@@ -37,12 +41,14 @@ def test_grad_dot_product_one_step():
   mask[..., 0:3], mask[..., 7:13] = 1.0, 1.0
   d, u = rng.normal(size=p0.shape) * mask, rng.normal(size=p0.shape)
   rg = RolloutGrad(model)
-  def run(p):
-    from oracle.packed import unpack_state
-    final, _ = rg.forward(unpack_state(Tensor(p, **F64), s0.time), 1)
-    return pack_state(final).numpy()
   eps = 1e-7
-  jd = (run(p0 + eps * d) - run(p0 - eps * d)) / (2 * eps)
+  def compute():   # J d: the float64 reference (tests/golden.py)
+    def run(p):
+      final, _ = rg.forward(unpack_state(Tensor(p, **F64), s0.time), 1)
+      return pack_state(final).numpy()
+    return {"jd": (run(p0 + eps * d) - run(p0 - eps * d)) / (2 * eps)}
+  jd = reference("grad_double_pendulum_jd", dict(scene="double_pendulum", reset_seed=1, noise=0.5, rng=0, eps=eps),
+                 compute)["jd"]
   _, checkpoints = rg.forward(s0, 1)
   jtu, _ = rg.backward(checkpoints, Tensor(u, **F64))
   lhs, rhs = float((u * jd).sum()), float((jtu.numpy() * d).sum())

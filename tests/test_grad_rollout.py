@@ -5,30 +5,13 @@ same inputs in a batch of envs (model parameters with a leading batch axis), so 
 import numpy as np
 import pytest
 import engine
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor
 from engine.grad import rollout_grad
 from engine.scene import load_scene_dict
-from tests.helpers import SCENES
+from tests.helpers import EPS, F64, SCENES, fd_batch, loss_t
 
-F64 = dict(dtype=dtypes.float64, device="CPU")
-EPS = 1e-6
-W = np.array([1.0, 0.3, 0.5])  # loss = W . final position of the last body
-
-
-def loss_np(state) -> np.ndarray:
-  return state.body_pos.numpy()[:, -1] @ W
-
-
-def loss_t(state) -> Tensor:
-  return (state.body_pos[0, -1] * Tensor(W, **F64)).sum()
-
-
-def fd_batch(model, steps, perturb):
-  """Central differences: perturb(model, state, sign_per_env) -> (model, state) for a batch of 2 envs (+eps, -eps)."""
-  sim = engine.Simulator(model, batch=2)
-  m2, s2 = perturb(model, sim.reset())
-  l = loss_np(engine.Simulator(m2, batch=2).rollout(s2, steps))
-  return (l[0] - l[1]) / (2 * EPS)
+# the pendulum fixture is this module's: its tests share one worker under --dist loadgroup
+pytestmark = pytest.mark.xdist_group("pendulum_f64")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +32,7 @@ def test_grad_final_position_wrt_initial_velocity(pendulum, c):
     v[0, 0, c] += EPS
     v[1, 0, c] -= EPS
     return m, s.replace(body_vel=Tensor(v, **F64))
-  fd = fd_batch(model, steps, perturb)
+  fd = fd_batch(f"grad_pendulum_vel{c}", "pendulum", steps, perturb, c=c)
   g = adj.body_vel.numpy()[0, 0, c]
   assert abs(g - fd) <= 1e-4 * max(abs(fd), 1e-3), (g, fd)
   assert np.sign(g) == np.sign(fd)
@@ -61,8 +44,9 @@ def test_grad_final_position_wrt_link_length(pendulum):
   a = model.jnt_anchor_child.numpy()
   g = float((params["jnt_anchor_child"].numpy() * a).sum())   # directional derivative along anchor * (1 + s)
   def perturb(m, s):
-    return m.replace(jnt_anchor_child=Tensor(np.stack([a * (1 + EPS), a * (1 - EPS)]), **F64)), s
-  fd = fd_batch(model, steps, perturb)
+    anchor = m.jnt_anchor_child.numpy()
+    return m.replace(jnt_anchor_child=Tensor(np.stack([anchor * (1 + EPS), anchor * (1 - EPS)]), **F64)), s
+  fd = fd_batch("grad_pendulum_link_length", "pendulum", steps, perturb)
   assert abs(g - fd) <= 1e-4 * max(abs(fd), 1e-3), (g, fd)
 
 

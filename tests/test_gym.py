@@ -13,6 +13,7 @@ from tinygrad import Tensor
 import engine
 import engine.gym as eg
 from engine.spaces import Box
+from tests.helpers import env_batch, env_for
 
 gym = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
@@ -25,6 +26,13 @@ TASKS = ["fake"] + [pytest.param(t, marks=[pytest.mark.slow] if t == "ant" else 
 # the vector view is the same code for every task: two real tasks (one with a target, one without) keep the suite's
 # compile time down; check_env runs on every task
 VECTOR_TASKS = [t for t in TASKS if not hasattr(t, "values") or t.values[0] in ("cartpole", "reacher")]
+# the real vector envs have tests/test_env.py's batch size (tests.helpers.env_batch) and run in its worker, which has
+# compiled them already
+pytestmark = pytest.mark.xdist_group("envs")
+
+
+def vector_batch(task: str) -> int:
+  return 2 if task == "fake" else env_batch(task)
 
 
 class FakePointMass:
@@ -86,8 +94,12 @@ def _vector(task: str, num_envs: int, **kw):
 
 @functools.cache
 def _real(task: str, num_envs: int):
-  # built once per module (tests reset with a seed before use), so each real task compiles once
-  return eg.make_gymnasium(task) if num_envs == 1 else eg.make_gymnasium_vector(task, num_envs)
+  # built once per module (tests reset with a seed before use), so each real task compiles once; the vector view
+  # wraps tests/test_env.py's env (tests.helpers.env_for: compiled once per worker), and
+  # test_gym_vector_contract checks that make_gymnasium_vector builds the same view
+  if num_envs == 1: return eg.make_gymnasium(task)
+  assert num_envs == env_batch(task), (task, num_envs)
+  return eg.GymnasiumVectorEnv(env_for(task))
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -157,20 +169,26 @@ def _check_vector_step(env, out):
 
 @pytest.mark.parametrize("task", VECTOR_TASKS)
 def test_gym_vector_contract(task):
-  env = _vector(task, 2)
-  assert env.num_envs == 2 and env.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+  n = vector_batch(task)
+  env = _vector(task, n)
+  if task != "fake":   # the factory: the same view of a fresh env (not stepped here: that would compile it again)
+    made = eg.make_gymnasium_vector(task, n)
+    assert type(made) is type(env) and made.num_envs == n and made.engine_env.num_envs == n
+    assert made.single_observation_space == env.single_observation_space
+    assert made.single_action_space == env.single_action_space
+  assert env.num_envs == n and env.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
   for single, batched in ((env.single_observation_space, env.observation_space),
                           (env.single_action_space, env.action_space)):
     assert isinstance(single, gym.spaces.Box) and single.dtype == np.float32 and len(single.shape) == 1
-    assert batched == batch_space(single, 2)
+    assert batched == batch_space(single, n)
   assert np.all(env.single_action_space.low == -1) and np.all(env.single_action_space.high == 1)
   obs, info = env.reset(seed=0)
-  assert obs.shape == (2, *env.single_observation_space.shape) and obs.dtype == np.float32 and info == {}
+  assert obs.shape == (n, *env.single_observation_space.shape) and obs.dtype == np.float32 and info == {}
   env.action_space.seed(0)
   for _ in range(5): _check_vector_step(env, env.step(env.action_space.sample()))
   with pytest.raises(ValueError): env.step(np.zeros(env.single_action_space.shape, np.float32))
   with pytest.raises(ValueError): env.reset(seed=[0, 1])
-  with pytest.raises(ValueError): env.reset(options={"reset_mask": np.array([True, False])})
+  with pytest.raises(ValueError): env.reset(options={"reset_mask": np.arange(n) == 0})
   if task == "fake": env.close()  # real envs are shared across this module's tests
 
 
@@ -227,7 +245,7 @@ def test_gym_vector_seeding(task):
       final = [f for f in infos.get("final_obs", []) if f is not None]
       out += [o, r, te, tr, *final]
     return out
-  env = _vector(task, 2)   # the contract test's env: compiled once
+  env = _vector(task, vector_batch(task))   # the contract test's env: compiled once
   a, b = rollout(env, 11), rollout(env, 11)
   assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b)), "same seed, different trajectory"
   # the contract does not promise random initial states for every task, so only the fake checks that seeds differ

@@ -12,6 +12,10 @@ from tinygrad import Tensor, dtypes
 
 from engine.train.apg import APG, main, save_run, train_apg
 from engine.train.common import load_policy
+from tests.helpers import reference
+
+# the fixtures are this module's (reacher, float64, B = 2, W = 2): one worker
+pytestmark = pytest.mark.xdist_group("apg_reacher")
 
 F64 = dtypes.float64
 B, W, EPS = 2, 2, 1e-6
@@ -44,19 +48,23 @@ def test_grad_apg_window(apg):
     loss, grads, _ = apg.gradient(win)
     assert loss == pytest.approx(-win["reward"].sum() / B)
     grads = [g.numpy().copy() for g in grads]
-    def loss_at(p, idx, delta):
-      v = p.numpy().copy()
-      v[idx] += delta
-      p.assign(Tensor(v, dtype=F64)).realize()
-      out = -apg.rollout(packed, task)["reward"].sum() / B
-      v[idx] -= delta
-      p.assign(Tensor(v, dtype=F64)).realize()
-      return out
     # (parameter index in apg.params, entry): first-layer weights, a hidden bias, a last-layer weight and both
     # output biases (output 0 saturates in the second step, output 1 does not)
-    for k, idx in [(0, (3, 1)), (0, (10, 7)), (1, (5,)), (4, (1, 33)), (5, (0,)), (5, (1,))]:
-      p = apg.params[k]
-      fd = (loss_at(p, idx, EPS) - loss_at(p, idx, -EPS)) / (2 * EPS)
+    entries = [(0, (3, 1)), (0, (10, 7)), (1, (5,)), (4, (1, 33)), (5, (0,)), (5, (1,))]
+    def compute():   # the central differences: the golden file (tests/golden.py)
+      def loss_at(p, idx, delta):
+        v = p.numpy().copy()
+        v[idx] += delta
+        p.assign(Tensor(v, dtype=F64)).realize()
+        out = -apg.rollout(packed, task)["reward"].sum() / B
+        v[idx] -= delta
+        p.assign(Tensor(v, dtype=F64)).realize()
+        return out
+      return {"fd": np.array([(loss_at(apg.params[k], idx, EPS) - loss_at(apg.params[k], idx, -EPS)) / (2 * EPS)
+                              for k, idx in entries])}
+    inputs = dict(task="reacher", B=B, W=W, seed=0, dtype="float64", last_layer=(1, 0.3), keys=3, eps=EPS,
+                  entries=entries)
+    for (k, idx), fd in zip(entries, reference("grad_apg_window", inputs, compute)["fd"]):
       assert abs(grads[k][idx] - fd) <= 1e-6 * abs(fd) + 1e-10, (k, idx, grads[k][idx], fd)
       assert abs(fd) > 1e-4   # the entries chosen carry signal
   finally:

@@ -12,6 +12,10 @@ from engine.kinematics import forward_kinematics
 from engine.tasks import SCENES
 from oracle.joints import joint_coords
 from oracle.packed import pack_state, unpack_state
+from tests.helpers import reference
+
+# several tests load the same scenes (cartpole, pendulum_swingup): one worker compiles each once
+pytestmark = pytest.mark.xdist_group("actuators")
 
 
 def inertia_about(model, body: int, axis) -> float:
@@ -39,8 +43,10 @@ def run_coords(model, q0, qd0, ctrl, steps):
   state = unpack_state(packed.realize(), Tensor.zeros(q0.shape[0], dtype=model.body_pos0.dtype))
   _, rec = sim.trajectory(state, steps, ctrl=ctrl)
   p = np.concatenate([rec["pos"], rec["quat"], rec["vel"], rec["angvel"]], axis=-1)
-  qs = [joint_coords(model, Tensor(p[t])) for t in range(p.shape[0])]
-  return np.stack([q.numpy() for q, _ in qs]), np.stack([qd.numpy() for _, qd in qs])
+  # every frame in one call, frames folded into the batch (joint_coords is per env): one graph to schedule rather than
+  # one per frame (250 frames took ~35 s), the same values
+  q, qd = joint_coords(model, Tensor(p.reshape(-1, *p.shape[2:])))
+  return q.numpy().reshape(*p.shape[:2], -1), qd.numpy().reshape(*p.shape[:2], -1)
 
 
 def test_verify_cartpole_slide_motor():
@@ -136,22 +142,27 @@ def test_grad_ctrl_cartpole():
   x grows in 60 ms), and the earlier the push, the larger its effect."""
   from engine.grad import rollout_grad
   model = engine.load_scene(SCENES / "cartpole.json", dtype=dtypes.float64)
-  sim = engine.Simulator(model, batch=1)
   q0 = Tensor([[0.0, 0.05]], dtype=dtypes.float64)
   s0 = unpack_state(forward_kinematics(model, q0, q0 * 0.0).realize(), Tensor.zeros(1, dtype=dtypes.float64))
   u = np.array([[[0.4]], [[-0.2]], [[0.7]]])
   def loss_fn(state): return joint_coords(model, pack_state(state))[0].sum()
   loss, _, grads = rollout_grad(model, s0, 3, loss_fn, ctrl=[Tensor(c) for c in u])
   g = grads["ctrl"].numpy()[:, 0, 0]
-  def value(uu): return loss_fn(sim.rollout(sim.rollout(sim.rollout(s0, 1, ctrl=uu[0]), 1, ctrl=uu[1]), 1,
-                                            ctrl=uu[2])).item()
-  assert abs(loss.item() - value(u)) < 1e-12
   eps = 1e-5
-  for t in range(3):
-    up, um = u.copy(), u.copy()
-    up[t] += eps
-    um[t] -= eps
-    fd = (value(up) - value(um)) / (2 * eps)
+  def compute():   # the loss by Simulator rollouts and its central differences: the golden file (tests/golden.py)
+    sim = engine.Simulator(model, batch=1)
+    def value(uu): return loss_fn(sim.rollout(sim.rollout(sim.rollout(s0, 1, ctrl=uu[0]), 1, ctrl=uu[1]), 1,
+                                              ctrl=uu[2])).item()
+    fd = []
+    for t in range(3):
+      up, um = u.copy(), u.copy()
+      up[t] += eps
+      um[t] -= eps
+      fd.append((value(up) - value(um)) / (2 * eps))
+    return {"value": value(u), "fd": np.array(fd)}
+  ref = reference("grad_ctrl_cartpole", dict(scene="cartpole", q0=[0.0, 0.05], u=u.tolist(), eps=eps), compute)
+  assert abs(loss.item() - float(ref["value"])) < 1e-12
+  for t, fd in enumerate(ref["fd"]):
     assert abs(g[t] - fd) <= 1e-5 * abs(fd) + 1e-10, (t, g[t], fd)
   assert g[0] < g[1] < g[2] < 0, g
 
