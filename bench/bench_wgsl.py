@@ -49,7 +49,7 @@ def run(name: str, batch: int, config: str, steps: int, per_call: int, lanes: in
     from engine import wgsl
     wgsl.LANES = lanes
   model = load_scene(ROOT / "scenes" / f"{name}.json", device=device)
-  sim = Simulator(model, batch, backend=backend, steps_per_call=per_call)
+  sim = Simulator(model, batch, backend=backend, steps_per_call=per_call, tier_up=0)   # the step tier (oracle)
   state = sim.reset()
   t0 = time.perf_counter()
   warm = sim.rollout(state, per_call)

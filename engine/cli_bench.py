@@ -95,7 +95,8 @@ def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = 
   from engine.simulator import Simulator
   path = scene_path(scene)
   model = load_scene(path, device=device)
-  sim = Simulator(model, batch=batch, device=device, steps_per_call=steps_per_call)
+  # tier_up=0: the step tier from the first call, the one long runs use (engine/stepping.py, Stepper.run)
+  sim = Simulator(model, batch=batch, device=device, steps_per_call=steps_per_call, tier_up=0)
   state = sim.reset(seed=0, noise=0.05 if batch > 1 else 0.0)
   dev = Device[sim.device]
   t0 = time.perf_counter()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 import numpy as np
 from tinygrad import Tensor
-from engine.stepping import Stepper, check_ctrl, check_state
+from engine.stepping import TIER_UP, Stepper, check_ctrl, check_state
 from oracle.packed import ANGVEL, POS, QUAT, VEL, pack_state, unpack_state
 from oracle.types import Model, State
 
@@ -15,13 +15,15 @@ class Simulator:
   device: tinygrad device of the model's tensors (default: where the model lives).
   steps_per_call: env-steps fused into one TinyJit call; amortises ~1 ms of Python per call at small batch, but the
     first call's compile time grows with it (tinygrad schedules every substep), so keep it 1 unless steps are many.
+  tier_up: env-steps the oracle runs on its substep tier (quick to start) before capturing whole steps (quick to run):
+    engine/stepping.py, Stepper.run. 0 captures whole steps from the start (what a benchmark times).
   differentiable: when True, step() builds a lazy graph (no JIT) so Tensor.gradient flows to the input state and the
   model's parameters; use it for a few steps. For long horizons use engine.grad.rollout_grad (checkpointed reverse
   mode, one jitted vector-Jacobian product per substep).
   """
 
   def __init__(self, model: Model, batch: int = 1, backend: str = "oracle", device: str | None = None,
-               steps_per_call: int = 1, differentiable: bool = False):
+               steps_per_call: int = 1, differentiable: bool = False, tier_up: int = TIER_UP):
     if not (isinstance(batch, int) and batch >= 1): raise ValueError(f"batch: expected a positive int, got {batch!r}")
     if not (isinstance(steps_per_call, int) and steps_per_call >= 1):
       raise ValueError(f"steps_per_call: expected a positive int, got {steps_per_call!r}")
@@ -31,7 +33,8 @@ class Simulator:
       raise ValueError(f"device: the model lives on {model.body_inv_mass.device}, not {self.device}; "
                        f"load it with engine.load_scene(..., device={self.device!r})")
     self.steps_per_call, self.differentiable = steps_per_call, differentiable
-    self.stepper = Stepper(model, backend, differentiable)
+    if not (isinstance(tier_up, int) and tier_up >= 0): raise ValueError(f"tier_up: expected an int >= 0, got {tier_up!r}")
+    self.stepper = Stepper(model, backend, differentiable, tier_up)
 
   # --- state ---
   def reset(self, seed: int | None = None, noise: float = 0.0) -> State:

@@ -15,6 +15,7 @@ Three ways to step, one Stepper:
   time from a checkpointed state and the step's pair table.
 """
 from __future__ import annotations
+import dataclasses
 import warnings
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
@@ -24,6 +25,11 @@ from oracle.types import Model, State
 BACKENDS = ("oracle", "wgsl")
 DEFAULT_DEVICE = {"wgsl": "WEBGPU"}   # where a backend's model lives when the caller names no device
 STATE_FIELDS = ("body_pos", "body_quat", "body_vel", "body_angvel")
+PLAN_FIELDS = ("pairs", "pair_body", "pair_side", "pair_valid", "contact_body", "contact_side", "overflow")
+# env-steps a Stepper runs on the substep tier before run() captures whole steps (see Stepper.run): capturing a step
+# costs ~S substep captures (~20 s for a 20-substep contact scene on this 2-core machine), the substep tier ~1 ms of
+# Python per substep call at small batch, so the step tier pays off after a few hundred steps
+TIER_UP = 500
 
 
 def jit(fn) -> TinyJit:
@@ -82,7 +88,7 @@ class Stepper:
   realises the model's tensors and reads the static choices a trace needs (damping pass, contacts), so none of its
   methods reads a tensor's value and all of them may run under a TinyJit capture."""
 
-  def __init__(self, model: Model, backend: str = "oracle", differentiable: bool = False):
+  def __init__(self, model: Model, backend: str = "oracle", differentiable: bool = False, tier_up: int = TIER_UP):
     check_name(backend, differentiable)
     if backend == "wgsl":
       from engine import wgsl  # the WebGPU runtime loads only when this backend is used
@@ -96,6 +102,8 @@ class Stepper:
     self.h = model.dt / model.substeps
     self._jit: dict[int, TinyJit] = {}
     self._pairs = None
+    self._tier = None          # the substep tier's JITs (run(), built on first use)
+    self.steps_run, self.tier_up = 0, tier_up   # env-steps run() has taken; the step tier takes over at tier_up
 
   # --- the forward ---
   def advance(self, packed: Tensor, k: int = 1, ctrl: Tensor | None = None, model: Model | None = None
@@ -125,19 +133,54 @@ class Stepper:
 
   def run(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None = None, steps_per_call: int = 1
           ) -> tuple[Tensor, Tensor, Tensor]:
-    """n env-steps in jitted calls of steps_per_call, the remainder one step at a time (no new JIT per remainder),
-    ctrl held throughout. Returns (packed, time, dropped): dropped (B,) int32 sums the broadphase's overflow over the
-    n steps, and a RuntimeWarning says so when any env dropped a pair. Outputs are JIT buffers: copy to keep them."""
+    """n env-steps with ctrl held throughout. Returns (packed, time, dropped): dropped (B,) int32 sums the broadphase's
+    overflow over the n steps, and a RuntimeWarning says so when any env dropped a pair. Outputs are JIT buffers: copy
+    to keep them.
+
+    Two tiers, one computation (the same substep graph, bit-identical results: tests/test_simulator.py):
+    - the substep tier (the oracle's first TIER_UP env-steps): one TinyJit of a substep, replayed S times per step.
+      It captures one substep's graph, so a scene starts in about 1/S of the step tier's time, and costs ~1 ms of
+      Python per substep call;
+    - the step tier: jitted calls of steps_per_call whole env-steps (the remainder one step at a time, no new JIT per
+      remainder); capturing builds and schedules every substep of a call, which pays off over long runs.
+    A run that would take this Stepper past TIER_UP env-steps uses the step tier (tier_up=0: always)."""
     k, dropped = steps_per_call, Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
+    substep_tier = self.backend == "oracle" and self.steps_run + n < self.tier_up
+    self.steps_run += n
     for j in [k] * (n // k) + [1] * (n % k):
-      packed, time, overflow = self.runner(j)(packed, time, *(() if ctrl is None else (ctrl,)))
-      if self.hashed: dropped = dropped + overflow
+      args = (packed, time, *(() if ctrl is None else (ctrl,)))
+      packed, time, overflow = self._run_substeps(j, *args) if substep_tier else self.runner(j)(*args)
+      if self.hashed: dropped = (dropped + overflow).realize()   # now: the next call rewrites overflow's buffer
     dropped = dropped.contiguous().realize()
+
     if self.hashed and (lost := int(dropped.max().item())) > 0:
       warnings.warn(f"{self.model.name}: the broadphase dropped up to {lost} contact pairs in an env (capacity "
                     f"{self.model.pair_capacity}); raise the scene's contact.pair_capacity / contact.hash_slots. "
                     "The count per env is State.contact_overflow.", RuntimeWarning, stacklevel=3)
     return packed, time, dropped
+
+  def _run_substeps(self, k: int, packed: Tensor, time: Tensor, ctrl: Tensor | None = None):
+    """k env-steps on the substep tier: per step, the contact plan's JIT (broadphase and parameter rows, as
+    oracle_step.step_packed computes them) and S calls of one substep's JIT. The substep JIT reads the plan from the
+    plan JIT's output buffers, which every replay rewrites in place, so only the state and ctrl are its inputs."""
+    if self._tier is None:
+      m, cell = self.model, {}
+      def plan(p: Tensor) -> tuple[Tensor, ...]:
+        cell["plan"] = oracle_step.contact_plan(m, p, realize=True)
+        return tuple(getattr(cell["plan"], f).contiguous().realize() for f in PLAN_FIELDS)
+      def sub(p: Tensor, c: Tensor | None = None) -> Tensor:
+        return oracle_step.substep(m, p, self.h, self.damping, cell.get("plan"), c).realize()
+      self._tier = (jit(plan) if self.contacts else None, jit(sub), {}, cell)
+    plan, sub, clocks, cell = self._tier
+    overflow = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
+    for _ in range(k):
+      if plan is not None:
+        fields = dict(zip(PLAN_FIELDS, plan(packed)))
+        cell["plan"] = dataclasses.replace(cell["plan"], **fields)   # the same buffers after the first call
+        overflow = (overflow + fields["overflow"]).realize()   # now: the next replay rewrites that buffer
+      for _ in range(self.model.substeps): packed = sub(packed, *(() if ctrl is None else (ctrl,)))
+    if k not in clocks: clocks[k] = jit(lambda t: (t + k * self.model.dt).realize())
+    return packed, clocks[k](time), overflow.contiguous().realize()
 
   # --- gradients (the oracle) ---
   def graph(self, packed: Tensor, ctrl: Tensor | None = None) -> Tensor:
