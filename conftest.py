@@ -16,13 +16,13 @@ if _spec is not None and _spec.submodule_search_locations:
   _lib = os.path.join(list(_spec.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so")
   if os.path.isfile(_lib): os.environ.setdefault("WEBGPU_PATH", _lib)
 
-# The groups that take longest, longest first (cold-cache seconds on 2 cores, measured 2026-11-23 with
-# `make test PYTEST_ARGS=--durations=0`), so pytest-xdist hands them out first and no worker runs a long group alone at
-# the end; the rest keep pytest's order. A group is a scene (tests marked xdist_group(scene) share its compiles on one
-# worker: tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
-HEAVY_FIRST = ("stack10", "pile", "cradle", "test_grad_double_pendulum.py", "test_train_apg.py",
-               "test_verify_actuators.py", "drop", "test_grad_chain.py", "test_env.py", "test_grad_contact.py",
-               "test_grad_rollout.py", "test_wgsl_bridge.py", "test_gym.py")
+# The groups that take longest, longest first (estimated from cold-cache seconds on 2 cores, `make test
+# PYTEST_ARGS=--durations=0`, 2026-11-23), so pytest-xdist hands them out first and no worker runs a long group alone at
+# the end; the rest keep pytest's order. A group is a scene or a shared object (tests marked xdist_group(name) share
+# its compiles on one worker: tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
+HEAVY_FIRST = ("envs", "stack10", "apg_reacher", "pile", "double_pendulum_f64", "test_task_ant.py", "cradle",
+               "actuators", "contact_grad_f64", "test_grad_chain.py", "drop", "pendulum_f64", "test_wgsl_bridge.py",
+               "test_train_ppo.py")
 
 
 def _group(item) -> str:

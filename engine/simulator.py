@@ -33,7 +33,8 @@ class Simulator:
       raise ValueError(f"device: the model lives on {model.body_inv_mass.device}, not {self.device}; "
                        f"load it with engine.load_scene(..., device={self.device!r})")
     self.steps_per_call, self.differentiable = steps_per_call, differentiable
-    if not (isinstance(tier_up, int) and tier_up >= 0): raise ValueError(f"tier_up: expected an int >= 0, got {tier_up!r}")
+    if not (isinstance(tier_up, int) and tier_up >= 0):
+      raise ValueError(f"tier_up: expected an int >= 0, got {tier_up!r}")
     self.stepper = Stepper(model, backend, differentiable, tier_up)
 
   # --- state ---

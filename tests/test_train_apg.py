@@ -27,10 +27,19 @@ def apg():
 
 
 @pytest.fixture(scope="module")
-def trained():
+def trained(apg):
+  """30 iterations of training: of the window test's agent (its JITs, compiled once for the module), which that test
+  leaves as it found it (weights restored, no update), so this trains the seed-0 policy as a fresh APG would."""
   lines = []
-  policy, history = train_apg("reacher", B, 30, window=W, lr=3e-3, seed=0, log=lines.append, dtype=F64, eval_every=1)
+  policy, history = train_apg("reacher", B, 30, window=W, lr=3e-3, seed=0, log=lines.append, dtype=F64, eval_every=1,
+                              agent=apg)
+  assert policy is apg.policy
   return policy, history, lines
+
+
+def test_train_apg_agent_must_match(apg):
+  with pytest.raises(ValueError, match="agent: built with window=2"):
+    train_apg("reacher", B, 1, window=5, dtype=F64, agent=apg)
 
 
 def test_grad_apg_window(apg):

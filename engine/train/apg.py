@@ -256,18 +256,35 @@ class APG:
 
 
 def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAULTS["window"],
-              lr: float = DEFAULTS["lr"], seed: int = 0, log=print, dtype=dtypes.float32, **hparams):
+              lr: float = DEFAULTS["lr"], seed: int = 0, log=print, dtype=dtypes.float32, agent: APG | None = None,
+              **hparams):
   """Trains the actor of an MLPPolicy by analytic policy gradients for `iterations` windows.
 
   hparams override DEFAULTS (hidden, max_grad_norm, noise_std, grad_dtype, anneal_lr, eval_every, target_return).
   Returns (policy, history): one dict per iteration with env_steps (B x steps simulated in training, evaluations not
   counted), wall_s (evaluations included; eval_s is their share), loss (the window's), grad_norm (before clipping),
   episodes and train_episode_return (training episodes that ended in this iteration), and, on evaluation iterations,
-  mean_episode_return (deterministic policy, fixed evaluation episodes) and eval_final_reward (None elsewhere)."""
+  mean_episode_return (deterministic policy, fixed evaluation episodes) and eval_final_reward (None elsewhere).
+
+  agent: an APG to train instead of a new one (its compiled JITs are reused; its policy is trained in place). It must
+  have been built with the same task, num_envs, window, dtype and hyperparameters, else ValueError; lr is set, and
+  seed still draws the noise and the episodes (the policy's initial weights are the agent's)."""
   if unknown := set(hparams) - set(DEFAULTS): raise TypeError(f"unknown APG hyperparameters {sorted(unknown)}")
   hp = {**DEFAULTS, **hparams, "window": window, "lr": lr}
-  apg = APG(task, num_envs, window=window, seed=seed, hidden=hp["hidden"], lr=lr, max_grad_norm=hp["max_grad_norm"],
-            noise_std=hp["noise_std"], dtype=dtype, grad_dtype=hp["grad_dtype"])
+  if agent is None:
+    apg = APG(task, num_envs, window=window, seed=seed, hidden=hp["hidden"], lr=lr, max_grad_norm=hp["max_grad_norm"],
+              noise_std=hp["noise_std"], dtype=dtype, grad_dtype=hp["grad_dtype"])
+  else:
+    apg = agent
+    grad_dtype = getattr(dtypes, hp["grad_dtype"]) if isinstance(hp["grad_dtype"], str) else hp["grad_dtype"]
+    want = dict(task=task, num_envs=num_envs, window=window, dtype=dtype, grad_dtype=grad_dtype,
+                max_grad_norm=float(hp["max_grad_norm"]), noise_std=float(hp["noise_std"]), hidden=tuple(hp["hidden"]))
+    have = dict(task=apg.task.name, num_envs=apg.B, window=apg.W, dtype=apg.dtype, grad_dtype=apg.grad_dtype,
+                max_grad_norm=apg.max_grad_norm, noise_std=apg.noise_std, hidden=apg.policy.hidden)
+    if bad := [k for k in want if want[k] != have[k]]:
+      raise ValueError(f"agent: built with {', '.join(f'{k}={have[k]!r}' for k in bad)}; this run asks for "
+                       f"{', '.join(f'{k}={want[k]!r}' for k in bad)}")
+    apg.opt.lr.assign(Tensor([lr], dtype=apg.opt.lr.dtype)).realize()
   episode_len = apg.task.max_episode_steps
   eval_every = hp["eval_every"] or episode_len // window
   noise_rng = np.random.default_rng(seed)
