@@ -36,3 +36,11 @@ def pytest_collection_modifyitems(session, config, items):
     if item.get_closest_marker("xdist_group") is None: item.add_marker(pytest.mark.xdist_group(item.path.name))
   rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
   items.sort(key=lambda item: rank.get(_group(item), len(HEAVY_FIRST)))   # stable: file order kept otherwise
+
+
+def pytest_xdist_node_collection_finished(node, ids):
+  """Under --dist loadgroup, stop unless pytest-xdist grouped the tests: it tags each nodeid "<id>@<group>", and with
+  an incompatible pytest (9.x for xdist 3.8) it silently schedules every test alone, so shared compiles are lost."""
+  if node.config.getvalue("dist") == "loadgroup" and (bad := [i for i in ids if "@" not in i.rsplit("]", 1)[-1]]):
+    raise pytest.UsageError(f"--dist loadgroup: pytest-xdist did not tag {bad[0]} with its group; this pytest is not "
+                            "one it supports (use the versions pinned in pyproject.toml: make setup)")

@@ -64,8 +64,9 @@ class Simulator:
     return check_ctrl(self.model, self.batch, ctrl, self.device)
 
   # --- stepping ---
-  def _advance(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-    return self.stepper.run(packed, time, n, ctrl, self.steps_per_call)
+  def _advance(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None, horizon: int | None = None
+               ) -> tuple[Tensor, Tensor, Tensor]:
+    return self.stepper.run(packed, time, n, ctrl, self.steps_per_call, horizon)
 
   def step(self, state: State, ctrl: Tensor | np.ndarray | None = None) -> State:
     """One env-step (model.dt) for every env. Returns a new State (its own buffers, safe to keep).
@@ -82,7 +83,7 @@ class Simulator:
     done = 0
     while done < steps:
       k = min(every, steps - done)
-      packed, time, overflow = self._advance(packed, time, k, ctrl)
+      packed, time, overflow = self._advance(packed, time, k, ctrl, horizon=steps - done)
       done += k
       yield packed, time, overflow
 

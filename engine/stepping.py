@@ -26,9 +26,8 @@ BACKENDS = ("oracle", "wgsl")
 DEFAULT_DEVICE = {"wgsl": "WEBGPU"}   # where a backend's model lives when the caller names no device
 STATE_FIELDS = ("body_pos", "body_quat", "body_vel", "body_angvel")
 PLAN_FIELDS = ("pairs", "pair_body", "pair_side", "pair_valid", "contact_body", "contact_side", "overflow")
-# env-steps a Stepper runs on the substep tier before run() captures whole steps (see Stepper.run): capturing a step
-# costs ~S substep captures (~20 s for a 20-substep contact scene on this 2-core machine), the substep tier ~1 ms of
-# Python per substep call at small batch, so the step tier pays off after a few hundred steps
+# env-steps a Stepper runs on the substep tier before run() captures whole steps (Stepper.run). Where the two meet, on
+# this 2-core machine: drop x1 after ~300 steps (10 s of capture saved, 33 ms per step more), pile x2 after ~1600
 TIER_UP = 500
 
 
@@ -131,28 +130,30 @@ class Stepper:
       self._jit[k] = jit(run)
     return self._jit[k]
 
-  def run(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None = None, steps_per_call: int = 1
-          ) -> tuple[Tensor, Tensor, Tensor]:
+  def run(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None = None, steps_per_call: int = 1,
+          horizon: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """n env-steps with ctrl held throughout. Returns (packed, time, dropped): dropped (B,) int32 sums the broadphase's
     overflow over the n steps, and a RuntimeWarning says so when any env dropped a pair. Outputs are JIT buffers: copy
     to keep them.
 
     Two tiers, one computation (the same substep graph, bit-identical results: tests/test_simulator.py):
-    - the substep tier (the oracle's first TIER_UP env-steps): one TinyJit of a substep, replayed S times per step.
-      It captures one substep's graph, so a scene starts in about 1/S of the step tier's time, and costs ~1 ms of
-      Python per substep call;
+    - the substep tier (the oracle's first tier_up env-steps): one TinyJit of a substep, replayed S times per step.
+      It builds and schedules one substep's graph where the step tier does S, so a scene starts sooner (pile x2:
+      22 s against 63 s; drop x1: 4.6 s against 14 s), at ~1-2 ms of Python per substep call (drop x1: 43 against
+      10 ms per env-step; pile x2: 122 against 97 ms);
     - the step tier: jitted calls of steps_per_call whole env-steps (the remainder one step at a time, no new JIT per
       remainder); capturing builds and schedules every substep of a call, which pays off over long runs.
-    A run that would take this Stepper past TIER_UP env-steps uses the step tier (tier_up=0: always)."""
+    A run that would take this Stepper past tier_up env-steps uses the step tier (tier_up=0: always). horizon: the
+    env-steps left in the caller's whole run when it comes in several calls (a recorded trajectory), this one's
+    included, so that one run does not change tier half-way."""
     k, dropped = steps_per_call, Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
-    substep_tier = self.backend == "oracle" and self.steps_run + n < self.tier_up
+    substep_tier = self.backend == "oracle" and self.steps_run + max(n, horizon or 0) < self.tier_up
     self.steps_run += n
     for j in [k] * (n // k) + [1] * (n % k):
       args = (packed, time, *(() if ctrl is None else (ctrl,)))
       packed, time, overflow = self._run_substeps(j, *args) if substep_tier else self.runner(j)(*args)
       if self.hashed: dropped = (dropped + overflow).realize()   # now: the next call rewrites overflow's buffer
     dropped = dropped.contiguous().realize()
-
     if self.hashed and (lost := int(dropped.max().item())) > 0:
       warnings.warn(f"{self.model.name}: the broadphase dropped up to {lost} contact pairs in an env (capacity "
                     f"{self.model.pair_capacity}); raise the scene's contact.pair_capacity / contact.hash_slots. "
