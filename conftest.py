@@ -16,13 +16,14 @@ if _spec is not None and _spec.submodule_search_locations:
   _lib = os.path.join(list(_spec.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so")
   if os.path.isfile(_lib): os.environ.setdefault("WEBGPU_PATH", _lib)
 
-# The groups that take longest, longest first (estimated from cold-cache seconds on 2 cores, `make test
-# PYTEST_ARGS=--durations=0`, 2026-11-23), so pytest-xdist hands them out first and no worker runs a long group alone at
-# the end; the rest keep pytest's order. A group is a scene or a shared object (tests marked xdist_group(name) share
-# its compiles on one worker: tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
-HEAVY_FIRST = ("envs", "stack10", "apg_reacher", "pile", "double_pendulum_f64", "test_task_ant.py", "cradle",
-               "actuators", "contact_grad_f64", "test_grad_chain.py", "drop", "pendulum_f64", "test_wgsl_bridge.py",
-               "test_train_ppo.py")
+# The groups that take longest, longest first (cold-cache seconds on 2 cores, `make golden PYTEST_ARGS=--durations=0`
+# 2026-11-23: 156 s down to 40 s), so pytest-xdist hands them out first and no worker runs a long group alone at the
+# end; the rest keep pytest's order. A group is a scene or a shared object (tests marked xdist_group(name) share its
+# compiles on one worker: tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
+HEAVY_FIRST = ("apg_reacher", "envs", "double_pendulum_f64", "contact_grad_f64", "test_verify_stack.py",
+               "test_verify_pile.py", "test_grad_chain.py", "actuators", "test_simulator.py", "pendulum_f64",
+               "test_task_ant.py", "stack10", "test_verify_rest.py", "test_verify_joints.py", "test_parity_wgsl.py",
+               "test_wgsl_bridge.py", "pile", "test_train_ppo.py", "cradle")
 
 
 def _group(item) -> str:
