@@ -25,7 +25,8 @@ from oracle.types import Model, State
 BACKENDS = ("oracle", "wgsl")
 DEFAULT_DEVICE = {"wgsl": "WEBGPU"}   # where a backend's model lives when the caller names no device
 STATE_FIELDS = ("body_pos", "body_quat", "body_vel", "body_angvel")
-PLAN_FIELDS = ("pairs", "pair_body", "pair_side", "pair_valid", "contact_body", "contact_side", "overflow")
+# the contact plan's tensors (all its fields but the static blocks): what the substep tier's plan JIT returns
+PLAN_FIELDS = tuple(f.name for f in dataclasses.fields(oracle_step.ContactPlan) if f.name != "blocks")
 # env-steps a Stepper runs on the substep tier before run() captures whole steps (Stepper.run). Where the two meet, on
 # this 2-core machine: drop x1 after ~300 steps (10 s of capture saved, 33 ms per step more), pile x2 after ~1600
 TIER_UP = 500
@@ -163,22 +164,24 @@ class Stepper:
   def _run_substeps(self, k: int, packed: Tensor, time: Tensor, ctrl: Tensor | None = None):
     """k env-steps on the substep tier: per step, the contact plan's JIT (broadphase and parameter rows, as
     oracle_step.step_packed computes them) and S calls of one substep's JIT. The substep JIT reads the plan from the
-    plan JIT's output buffers, which every replay rewrites in place, so only the state and ctrl are its inputs."""
+    plan JIT's output buffers (the same buffers from its first call on, rewritten by every replay), so only the state
+    and ctrl are its inputs."""
     if self._tier is None:
       m, cell = self.model, {}
       def plan(p: Tensor) -> tuple[Tensor, ...]:
-        cell["plan"] = oracle_step.contact_plan(m, p, realize=True)
-        return tuple(getattr(cell["plan"], f).contiguous().realize() for f in PLAN_FIELDS)
+        found = oracle_step.contact_plan(m, p, realize=True)
+        out = tuple(getattr(found, f).contiguous().realize() for f in PLAN_FIELDS)
+        cell["plan"] = dataclasses.replace(found, **dict(zip(PLAN_FIELDS, out)))   # runs once: the capture
+        return out
       def sub(p: Tensor, c: Tensor | None = None) -> Tensor:
         return oracle_step.substep(m, p, self.h, self.damping, cell.get("plan"), c).realize()
-      self._tier = (jit(plan) if self.contacts else None, jit(sub), {}, cell)
-    plan, sub, clocks, cell = self._tier
+      self._tier = (jit(plan) if self.contacts else None, jit(sub), {})
+    plan, sub, clocks = self._tier
     overflow = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
     for _ in range(k):
       if plan is not None:
-        fields = dict(zip(PLAN_FIELDS, plan(packed)))
-        cell["plan"] = dataclasses.replace(cell["plan"], **fields)   # the same buffers after the first call
-        overflow = (overflow + fields["overflow"]).realize()   # now: the next replay rewrites that buffer
+        dropped = plan(packed)[PLAN_FIELDS.index("overflow")]
+        if self.hashed: overflow = (overflow + dropped).realize()   # now: the next replay rewrites that buffer
       for _ in range(self.model.substeps): packed = sub(packed, *(() if ctrl is None else (ctrl,)))
     if k not in clocks: clocks[k] = jit(lambda t: (t + k * self.model.dt).realize())
     return packed, clocks[k](time), overflow.contiguous().realize()

@@ -53,7 +53,6 @@ def golden_reference(scene: dict, runs: list) -> list[np.ndarray]:
   """engine.parity.float64_reference from a golden file (tests/golden.py): the float64 oracle's states after run()'s
   cases (packed, ctrl, steps), keyed by the scene and a digest of the cases."""
   from engine.parity import float64_reference
-  from tests.golden import golden
   inputs = {"scene": scene, "runs": [(_digest(p), _digest(c), steps) for p, c, steps in runs]}
   key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:10]
   out = golden(f"parity_{scene.get('name', 'scene')}_{key}", inputs,
