@@ -39,6 +39,7 @@ def pytest_collection_modifyitems(session, config, items):
   items.sort(key=lambda item: rank.get(_group(item), len(HEAVY_FIRST)))   # stable: file order kept otherwise
 
 
+@pytest.hookimpl(optionalhook=True)   # a hook of pytest-xdist's: `-p no:xdist` runs without it
 def pytest_xdist_node_collection_finished(node, ids):
   """Under --dist loadgroup, stop unless pytest-xdist grouped the tests: it tags each nodeid "<id>@<group>", and with
   an incompatible pytest (9.x for xdist 3.8) it silently schedules every test alone, so shared compiles are lost."""

@@ -19,6 +19,7 @@ import dataclasses
 import warnings
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
+from engine import cpu_graph
 from oracle import step as oracle_step
 from oracle.types import Model, State
 
@@ -35,7 +36,9 @@ TIER_UP = 500
 def jit(fn) -> TinyJit:
   """TinyJit that captures on its first call. TinyJit otherwise runs the function plainly once and captures on the
   second call, scheduling every substep twice (~40 % of a scene's start-up). cnt is TinyJit's own call counter; the
-  pinned tinygrad 0.14.0 captures when cnt == 1 (tinygrad/engine/jit.py), see tests/test_simulator.py."""
+  pinned tinygrad 0.14.0 captures when cnt == 1 (tinygrad/engine/jit.py), see tests/test_simulator.py. On the CPU
+  device its kernels replay through one compiled driver per batch (engine/cpu_graph.py)."""
+  cpu_graph.install()
   j = TinyJit(fn)
   j.cnt = 1
   return j

@@ -94,3 +94,39 @@ def test_verify_tiers_bit_identical(scene):
                                                       "contact_overflow")]
   if scene == "cluster": assert (got[2][-1] > 0).all(), "the scene must drop pairs to check their count"
   for a, b in zip(got[10**9], got[2]): np.testing.assert_array_equal(a, b)
+
+
+def _graph_calls(sim) -> int:
+  """Graph launches among the captured calls of a Simulator's JITs (both tiers)."""
+  tier = sim.stepper._tier or ()
+  jits = [*sim.stepper._jit.values(), *(j for j in tier[:2] if j is not None), *(tier[2].values() if tier else ())]
+  return sum(c.src[0].op.name == "CUSTOM_FUNCTION" and c.src[0].arg == "graph"
+             for j in jits if j.captured is not None for c in j.captured.linear.src)
+
+
+@pytest.mark.parametrize("scene", ["cluster", "reacher"])
+def test_verify_cpu_graph_bit_identical(scene):
+  """engine/cpu_graph.py replays a JIT's CPU kernels from one compiled driver: the same kernels in the same order on
+  the same buffers, so states are bit-identical to tinygrad's kernel-by-kernel replay, on both tiers, with inputs
+  that change between calls (the state, ctrl) and buffers shared between JITs (the substep tier's contact plan)."""
+  from tinygrad import Device
+  from engine.cpu_graph import CPUGraph, install
+  from engine.tasks import SCENES as TASK_SCENES
+  model = engine.load_scene(CLUSTER if scene == "cluster" else TASK_SCENES / "reacher.json")
+  ctrl = np.random.default_rng(0).uniform(-1, 1, (2, model.nact)).astype(np.float32) if model.nact else None
+  install()   # first, so that it does not override the None below
+  dev, got = Device["CPU"], {}
+  old = dev.graph
+  try:
+    for graph in (None, CPUGraph):
+      dev.graph = graph
+      sim = engine.Simulator(model, batch=2, steps_per_call=2, tier_up=3)   # substep tier, then the step tier
+      s = sim.reset(seed=1, noise=0.3)
+      with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for n in (1, 1, 3, 3): s = sim.rollout(s, n, ctrl=ctrl)
+      assert (_graph_calls(sim) > 0) == (graph is not None), "the JITs must (only) replay through the graph"
+      got[graph] = [getattr(s, f).numpy() for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time",
+                                                    "contact_overflow")]
+  finally: dev.graph = old
+  for a, b in zip(got[None], got[CPUGraph]): np.testing.assert_array_equal(a, b)

@@ -1,0 +1,117 @@
+"""A graph for tinygrad's CPU device: a captured TinyJit's kernels replayed by one C call instead of one Python launch
+each.
+
+Why: the pinned tinygrad 0.14.0 gives its CPU device no graph (its HCQ2 command rings are experimental and hung our
+suite), so a JIT replay launches every kernel from Python through `exec_kernel`, ~40 us each. An oracle env-step is
+~250 small kernels (drop: 10 substeps x 25), so a one-env rollout spends ~10 ms per step launching kernels that
+compute for well under 1 ms (drop x1: 4.8 ms/step replayed, 0.5 ms with a command buffer). `CPUGraph` is what
+tinygrad's JIT builds for a batch of kernels when the device has a graph class (engine/jit.py graph_split_rewrite):
+here a small C driver that calls each compiled kernel's entry point with its buffer addresses, in the captured
+order, exactly as `CPUProgram.__call__` would (uint64 arguments, one call per `core_id` of its global size).
+
+Addresses that change between replays (the JIT's input buffers, symbolic values) are read from an array the driver
+takes; every other address is baked into the driver. Same kernels, same order, same arguments: results are
+bit-identical to the per-kernel replay (tests/test_simulator.py).
+"""
+from __future__ import annotations
+import ctypes
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from tinygrad import Device
+from tinygrad.device import Buffer
+from tinygrad.engine.jit import GraphException, GraphRunner
+from tinygrad.engine.realize import _resolve, get_call_arg_uops, get_runtime, run_linear
+from tinygrad.uop.ops import Ops, UOp
+
+CC = os.environ.get("TINYXPBD_CC", "clang")
+
+
+class CPUGraph(GraphRunner):
+  """One batch of a captured JIT's CPU kernels as one compiled C function (see the module docstring)."""
+
+  def __init__(self, linear: UOp, input_uops: tuple[UOp, ...] = ()):
+    super().__init__(linear, input_uops)
+    self.dynamic: list = []    # per entry of the driver's input array: fn(input_uops, var_vals) -> uint64
+    try: self._fn, self._lib = self._compile(self._driver())
+    except GraphException: self._fn = None   # replay this batch kernel by kernel, as without a graph
+    self._args = (ctypes.c_uint64 * max(1, len(self.dynamic)))()
+
+  def _driver(self) -> list[str]:
+    """The driver's lines: one launch (or a core_id loop of launches) per kernel, in the captured order."""
+    lines = []
+    for call in self.linear.src:
+      ast = call.src[0]
+      if ast.op is not Ops.PROGRAM: raise GraphException(f"CPUGraph: cannot graph a {ast.op} call")
+      device = call.src[1].device
+      if not isinstance(device, str): raise GraphException("CPUGraph: multi-device calls are not graphed")
+      rt = get_runtime(device, ast)
+      if getattr(rt, "lvp", False) or not hasattr(rt, "addr"): raise GraphException("CPUGraph: not a clang CPUProgram")
+      args = get_call_arg_uops(call)
+      words = [self._buffer_word(args[i], device) for i in ast.arg.globals]
+      core = rt.runtimevars.get("core_id")
+      for k, v in enumerate(ast.arg.vars):
+        if v.expr == "core_id": words.append("t")
+        else: words.append(self._input_word(lambda _, vv, name=v.expr: vv[name]))
+      if core is not None and words[core] != "t": raise GraphException("CPUGraph: core_id slot mismatch")
+      sig = ", ".join(["uint64_t"] * len(words)) or "void"
+      launch = f"((void (*)({sig})){rt.addr}ULL)({', '.join(words)});"
+      # CPUProgram.__call__ launches global_size[0] times, passing the launch's index as core_id where it has one
+      n = ast.arg.global_size[0]
+      if not isinstance(n, int) or n < 1: raise GraphException("CPUGraph: symbolic or empty launch")
+      lines.append(f"  for (uint64_t t = 0; t < {n}ULL; t++) {launch}" if n > 1 or core is not None else f"  {launch}")
+    return lines
+
+  def _input_word(self, fn) -> str:
+    self.dynamic.append(fn)
+    return f"in[{len(self.dynamic) - 1}]"
+
+  def _buffer_word(self, uop: UOp, device: str) -> str:
+    """A buffer argument: its address, or an entry of the input array when it depends on the JIT's inputs."""
+    if any(u.op is Ops.PARAM for u in uop.toposort()):
+      def address(inputs, _, u=uop) -> int: return _resolve(u, inputs).buffer.ensure_allocated().get_buf(device).va_addr
+      return self._input_word(address)
+    buf = uop.buffer
+    if not isinstance(buf, Buffer): raise GraphException("CPUGraph: multi-buffer argument")
+    return f"{buf.ensure_allocated().get_buf(device).va_addr}ULL"
+
+  @staticmethod
+  def _compile(lines: list[str]):
+    src = "#include <stdint.h>\nvoid run(const uint64_t *in) {\n" + "\n".join(lines) + "\n}\n"
+    tmp = tempfile.mkdtemp(prefix="tinyxpbd_cpugraph_")
+    try:
+      with open(os.path.join(tmp, "g.c"), "w") as f: f.write(src)
+      so = os.path.join(tmp, "g.so")
+      done = subprocess.run([CC, "-O1", "-shared", "-fPIC", "-w", "-o", so, os.path.join(tmp, "g.c")],
+                            capture_output=True, text=True)
+      if done.returncode != 0: raise GraphException(f"CPUGraph: {CC} failed: {done.stderr[-500:]}")
+      lib = ctypes.CDLL(so)
+    finally: shutil.rmtree(tmp, ignore_errors=True)
+    fn = lib.run
+    fn.argtypes, fn.restype = [ctypes.c_void_p], None
+    return fn, lib
+
+  def __call__(self, input_uops: tuple[UOp, ...], var_vals: dict[str, int], wait: bool = False) -> float | None:
+    if self._fn is None:
+      run_linear(self.linear, var_vals, input_uops, jit=True)
+      return None
+    for i, f in enumerate(self.dynamic): self._args[i] = f(input_uops, var_vals)
+    st = time.perf_counter()
+    self._fn(ctypes.addressof(self._args))
+    return time.perf_counter() - st if wait else None
+
+
+_installed = False
+
+
+def install() -> None:
+  """Give tinygrad's CPU device this graph, once per process (a later `Device["CPU"].graph = None` stands), unless it
+  already has one or TINYXPBD_CPU_GRAPH=0. TinyJits captured afterwards replay their CPU kernels through it."""
+  global _installed
+  if _installed: return
+  _installed = True
+  if os.environ.get("TINYXPBD_CPU_GRAPH", "1") == "0" or shutil.which(CC) is None: return
+  dev = Device["CPU"]
+  if dev.graph is None: dev.graph = CPUGraph
