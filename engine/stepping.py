@@ -29,8 +29,9 @@ STATE_FIELDS = ("body_pos", "body_quat", "body_vel", "body_angvel")
 # the contact plan's tensors (all its fields but the static blocks): what the substep tier's plan JIT returns
 PLAN_FIELDS = tuple(f.name for f in dataclasses.fields(oracle_step.ContactPlan) if f.name != "blocks")
 # env-steps a Stepper runs on the substep tier before run() captures whole steps (Stepper.run). Where the two meet, on
-# this 2-core machine: drop x1 after ~300 steps (10 s of capture saved, 33 ms per step more), pile x2 after ~1600
-TIER_UP = 500
+# this 2-core machine with cold caches and the CPU graph (engine/cpu_graph.py): drop x1 after ~1000 steps (6 s of
+# capture saved, 6 ms per step more), pile x2 after ~2400 (22 s saved, 9 ms per step more)
+TIER_UP = 1000
 
 
 def jit(fn) -> TinyJit:
@@ -142,9 +143,9 @@ class Stepper:
 
     Two tiers, one computation (the same substep graph, bit-identical results: tests/test_simulator.py):
     - the substep tier (the oracle's first tier_up env-steps): one TinyJit of a substep, replayed S times per step.
-      It builds and schedules one substep's graph where the step tier does S, so a scene starts sooner (pile x2:
-      22 s against 63 s; drop x1: 4.6 s against 14 s), at ~1-2 ms of Python per substep call (drop x1: 43 against
-      10 ms per env-step; pile x2: 122 against 97 ms);
+      It builds and schedules one substep's graph where the step tier does S, so a scene starts sooner (cold caches:
+      pile x2 15 s against 37 s; drop x1 2.5 s against 8.7 s), at ~0.5 ms of Python per substep call (drop x1: 6.6
+      against 0.63 ms per env-step; pile x2: 61 against 51 ms);
     - the step tier: jitted calls of steps_per_call whole env-steps (the remainder one step at a time, no new JIT per
       remainder); capturing builds and schedules every substep of a call, which pays off over long runs.
     A run that would take this Stepper past tier_up env-steps uses the step tier (tier_up=0: always). horizon: the
