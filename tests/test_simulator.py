@@ -73,29 +73,6 @@ CLUSTER = {"name": "cluster", "substeps": 4, "contact": {"pair_capacity": 2, "ha
                        "size": [0.1]}]} for k in range(4)], "world": {"geoms": [{"type": "plane"}]}}
 
 
-@pytest.mark.parametrize("scene", ["cluster", "reacher"])
-def test_verify_tiers_bit_identical(scene):
-  """Stepper.run's two tiers are one computation: the substep tier (one substep's JIT replayed) and a run that
-  switches to the step tier (whole steps' JIT, steps_per_call 2 and a remainder step) after its first step give
-  bit-identical states, times and dropped-pair counts. cluster:
-  the broadphase (4 overlapping spheres, room for 2 pairs: it drops some every step) and ground contacts; reacher:
-  controls, motors and joint damping."""
-  from engine.tasks import SCENES as TASK_SCENES
-  model = engine.load_scene(CLUSTER if scene == "cluster" else TASK_SCENES / "reacher.json")
-  ctrl = np.random.default_rng(0).uniform(-1, 1, (2, model.nact)).astype(np.float32) if model.nact else None
-  got = {}
-  for tier_up in (10**9, 2):   # the substep tier throughout; the step tier from the second call on
-    sim = engine.Simulator(model, batch=2, steps_per_call=2, tier_up=tier_up)
-    s = sim.reset(seed=1, noise=0.3)
-    with warnings.catch_warnings():
-      warnings.simplefilter("ignore", RuntimeWarning)   # the cluster's dropped pairs, counted below
-      s = sim.rollout(sim.rollout(s, 1, ctrl=ctrl), 3, ctrl=ctrl)
-    got[tier_up] = [getattr(s, f).numpy() for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time",
-                                                      "contact_overflow")]
-  if scene == "cluster": assert (got[2][-1] > 0).all(), "the scene must drop pairs to check their count"
-  for a, b in zip(got[10**9], got[2]): np.testing.assert_array_equal(a, b)
-
-
 def _graph_calls(sim) -> int:
   """Graph launches among the captured calls of a Simulator's JITs (both tiers)."""
   tier = sim.stepper._tier or ()
@@ -105,28 +82,33 @@ def _graph_calls(sim) -> int:
 
 
 @pytest.mark.parametrize("scene", ["cluster", "reacher"])
-def test_verify_cpu_graph_bit_identical(scene):
-  """engine/cpu_graph.py replays a JIT's CPU kernels from one compiled driver: the same kernels in the same order on
-  the same buffers, so states are bit-identical to tinygrad's kernel-by-kernel replay, on both tiers, with inputs
-  that change between calls (the state, ctrl) and buffers shared between JITs (the substep tier's contact plan)."""
+def test_verify_tiers_bit_identical(scene):
+  """One computation, three ways to replay it: Stepper.run's substep tier (one substep's JIT replayed), a run that
+  switches to the step tier (whole steps' JIT, steps_per_call 2 and a remainder step) after its first step, and that
+  run without the CPU graph (engine/cpu_graph.py: tinygrad's kernel-by-kernel replay) give bit-identical states,
+  times and dropped-pair counts, with inputs that change between calls (the state, ctrl) and buffers shared between
+  JITs (the substep tier's contact plan). cluster: the broadphase (4 overlapping spheres, room for 2 pairs: it drops
+  some every step) and ground contacts; reacher: controls, motors and joint damping."""
   from tinygrad import Device
   from engine.cpu_graph import CPUGraph, install
   from engine.tasks import SCENES as TASK_SCENES
   model = engine.load_scene(CLUSTER if scene == "cluster" else TASK_SCENES / "reacher.json")
   ctrl = np.random.default_rng(0).uniform(-1, 1, (2, model.nact)).astype(np.float32) if model.nact else None
-  install()   # first, so that it does not override the None below
+  install()   # first, so that it does not override the graph=None run below
   dev, got = Device["CPU"], {}
   old = dev.graph
   try:
-    for graph in (None, CPUGraph):
+    for tier_up, graph in ((10**9, CPUGraph), (2, CPUGraph), (2, None)):   # substep tier; step tier from call 2 on
       dev.graph = graph
-      sim = engine.Simulator(model, batch=2, steps_per_call=2, tier_up=3)   # substep tier, then the step tier
+      sim = engine.Simulator(model, batch=2, steps_per_call=2, tier_up=tier_up)
       s = sim.reset(seed=1, noise=0.3)
       with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for n in (1, 1, 3, 3): s = sim.rollout(s, n, ctrl=ctrl)
+        warnings.simplefilter("ignore", RuntimeWarning)   # the cluster's dropped pairs, counted below
+        s = sim.rollout(sim.rollout(s, 1, ctrl=ctrl), 3, ctrl=ctrl)
       assert (_graph_calls(sim) > 0) == (graph is not None), "the JITs must (only) replay through the graph"
-      got[graph] = [getattr(s, f).numpy() for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time",
-                                                    "contact_overflow")]
+      got[tier_up, graph] = [getattr(s, f).numpy() for f in ("body_pos", "body_quat", "body_vel", "body_angvel",
+                                                             "time", "contact_overflow")]
   finally: dev.graph = old
-  for a, b in zip(got[None], got[CPUGraph]): np.testing.assert_array_equal(a, b)
+  if scene == "cluster": assert (got[2, None][-1] > 0).all(), "the scene must drop pairs to check their count"
+  for run in ((2, CPUGraph), (2, None)):
+    for a, b in zip(got[10**9, CPUGraph], got[run]): np.testing.assert_array_equal(a, b)
