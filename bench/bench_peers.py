@@ -1,0 +1,164 @@
+"""MuJoCo C beside this engine's backends in one run: env-steps/s of MuJoCo C (the `mujoco` package's
+`mujoco.rollout`, float64, on 2 threads) on the MJCF twins in bench/mjcf/, of the oracle on the CPU device and of the
+WGSL kernel on WEBGPU (lavapipe on this machine), on the same scenes and batches, each figure with the scene's
+physical check on its own final state, and the ratio of the faster backend to MuJoCo.
+
+  python bench/bench_peers.py                                  # pendulum x4096, drop x256, stack10 x64
+  python bench/bench_peers.py --only drop:256 --configs mujoco oracle-CPU
+
+Protocol, the same for every engine: one call of `steps` env-steps from the scene's initial state (reported as
+first-call seconds: the engine's compile, MuJoCo's thread pool), then 3 timed calls of `steps` env-steps, each
+continuing from the last; env-steps/s = batch x steps / median seconds. The check runs on the final state (after
+4 x steps env-steps): pendulum, the rod keeps its 1 m length within 1 mm; drop, the box rests at its half height
+(within 1 mm, below 1 cm/s); stack10, no cube slides 2 mm or sinks 1 mm into the one below. Every env starts from
+the same state.
+Needs `pip install mujoco` (pinned in the `bench` extra); results go to bench/results_peers.json.
+"""
+from __future__ import annotations
+import argparse
+import importlib.metadata
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# (scene, batch, env-steps per call): issue 16's targets, MuJoCo C on 2 threads as the reference
+SET = (("pendulum", 4096, 120), ("drop", 256, 240), ("stack10", 64, 60))
+CONFIGS = {"mujoco": None, "oracle-CPU": ("oracle", "CPU"), "wgsl-WEBGPU": ("wgsl", "WEBGPU")}
+THREADS = 2
+
+
+def check(scene: str, start: np.ndarray, pos: np.ndarray, vel: np.ndarray) -> tuple[bool, float, str]:
+  """The scene's physical check on body positions (B, nbody, 3) [m] and linear velocities (B, nbody, 3) [m/s] of a
+  final state (start: the initial positions). Returns (ok, the measured value, what it is)."""
+  if scene == "pendulum":
+    err = float(np.abs(np.linalg.norm(pos[:, 0] - np.array([0.0, 0.0, 2.0]), axis=-1) - 1.0).max())
+    return err < 1e-3, err, "rod length error [m]"
+  if scene == "drop":
+    err = float(np.abs(pos[:, 0, 2] - 0.1).max())
+    return err < 1e-3 and float(np.abs(vel).max()) < 1e-2, err, "rest height error [m]"
+  # a resting stack stands: no cube slides or leans 2 mm, none sinks 1 mm into the one below (or the ground), as in
+  # tests/test_verify_stack.py; the compression of a soft-contact column (MuJoCo: ~0.5 mm a contact, 7.8 mm at the
+  # top of ten) is the contacts' own depth, each checked, not a drift
+  lateral = float(np.abs(pos[..., :2] - start[..., :2]).max())
+  gaps = np.diff(np.concatenate([np.zeros_like(pos[:, :1, 2]), pos[:, :, 2]], axis=1), axis=1)
+  sink = float((np.diff(np.concatenate([np.zeros_like(start[:, :1, 2]), start[:, :, 2]], axis=1), axis=1) - gaps).max())
+  return lateral < 2e-3 and sink < 1e-3, max(lateral, sink), "max(sideways drift, sink per contact) [m]"
+
+
+def timed(advance, state, sync) -> tuple[float, float, object]:
+  """(first call s, median of 3 timed calls s, final state): advance(state) -> state, sync() waits for the device."""
+  t0 = time.perf_counter()
+  state = advance(state)
+  sync()
+  first, walls = time.perf_counter() - t0, []
+  for _ in range(3):
+    t0 = time.perf_counter()
+    state = advance(state)
+    sync()
+    walls.append(time.perf_counter() - t0)
+  return first, statistics.median(walls), state
+
+
+def run_engine(scene: str, batch: int, steps: int, config: str) -> dict:
+  from tinygrad import Device
+  from engine.scene import load_scene
+  from engine.simulator import Simulator
+  backend, device = CONFIGS[config]
+  model = load_scene(ROOT / "scenes" / f"{scene}.json", device=device)
+  # the step tier from the first call (engine/stepping.py); the kernel fuses 10 env-steps a call, as bench_wgsl.py
+  sim = Simulator(model, batch, backend=backend, steps_per_call=10 if backend == "wgsl" else 1, tier_up=0)
+  start = sim.reset()
+  first, wall, end = timed(lambda s: sim.rollout(s, steps), start, Device[device].synchronize)
+  return {"first_call_s": first, "wall_s": wall, "result": check(scene, start.body_pos.numpy(), end.body_pos.numpy(),
+                                                                 end.body_vel.numpy())}
+
+
+def run_mujoco(scene: str, batch: int, steps: int) -> dict:
+  import mujoco
+  from mujoco import rollout
+  m = mujoco.MjModel.from_xml_path(str(ROOT / "bench" / "mjcf" / f"{scene}.xml"))
+  datas = [mujoco.MjData(m) for _ in range(THREADS)]
+  spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+  x0 = np.empty(mujoco.mj_stateSize(m, spec))
+  mujoco.mj_getState(m, datas[0], x0, spec)
+  def advance(x):   # batch rollouts in C on THREADS threads; the last state of each
+    return rollout.rollout(m, datas, x, nstep=steps, persistent_pool=True)[0][:, -1].copy()
+  def bodies(x):    # (B, nbody, 3) positions and linear velocities of the bodies (the world body left out)
+    d, pos, vel, v6 = datas[0], [], [], np.zeros(6)
+    for row in x:
+      mujoco.mj_setState(m, d, row, spec)
+      mujoco.mj_forward(m, d)
+      pos.append(d.xpos[1:].copy())
+      vel.append([(mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, v6, 0), v6[3:].copy())[1]
+                  for b in range(1, m.nbody)])
+    return np.array(pos), np.array(vel)
+  start = np.tile(x0, (batch, 1))
+  first, wall, end = timed(advance, start, lambda: None)
+  rollout.shutdown_persistent_pool()
+  (p0, _), (p, v) = bodies(start[:1]), bodies(end)
+  return {"first_call_s": first, "wall_s": wall, "result": check(scene, p0, p, v)}
+
+
+def rate(x: float | None) -> str:
+  return "-" if x is None else f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.1f}k" if x >= 1e3 else f"{x:.0f}"
+
+
+def main(argv=None) -> int:
+  p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  p.add_argument("--only", nargs="*", help="scene:batch items (default: pendulum:4096 drop:256 stack10:64)")
+  p.add_argument("--steps", type=int, help="env-steps per call (default: per scene)")
+  p.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
+  p.add_argument("--out", default=str(ROOT / "bench" / "results_peers.json"))
+  args = p.parse_args(argv)
+  items = SET if not args.only else [(s.split(":")[0], int(s.split(":")[1]), dict((x, n) for x, _, n in SET).get(
+    s.split(":")[0], 60)) for s in args.only]
+  versions = {k: importlib.metadata.version(k) for k in ("tinygrad", "numpy")}
+  if "mujoco" in args.configs:
+    try: versions["mujoco"] = importlib.metadata.version("mujoco")
+    except importlib.metadata.PackageNotFoundError:
+      print("error: MuJoCo is not installed: pip install 'tinyxpbd[bench]' (or mujoco), or leave out --configs "
+            "mujoco", file=sys.stderr)
+      return 2
+  meta = {**versions, "python": platform.python_version(), "cpu_count": os.cpu_count(), "mujoco_threads": THREADS,
+          "machine": platform.processor() or platform.machine(), "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+  results, failed = [], False
+  for scene, batch, steps in items:
+    steps = args.steps or steps
+    row = {"scene": scene, "batch": batch, "steps": steps}
+    for config in args.configs:
+      try: r = run_mujoco(scene, batch, steps) if config == "mujoco" else run_engine(scene, batch, steps, config)
+      except Exception as e:  # noqa: BLE001 (one backend failing must not hide the others' figures)
+        r = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
+      if "error" not in r:
+        ok, value, what = r.pop("result")
+        r.update(env_steps_per_s=batch * steps / r["wall_s"], check_ok=ok, check_value=value, check=what)
+        failed |= not ok
+        print(f"{scene:9s} x{batch:<5d} {config:12s} {rate(r['env_steps_per_s']):>8s} env-steps/s  first call "
+              f"{r['first_call_s']:6.1f} s  {what} {value:.2e} {'ok' if ok else 'FAILED'}", flush=True)
+      else: print(f"{scene:9s} x{batch:<5d} {config:12s} error: {r['error']}", flush=True)
+      row[config] = r
+    ours = [row[c]["env_steps_per_s"] for c in args.configs if c != "mujoco" and "env_steps_per_s" in row[c]]
+    if ours and "env_steps_per_s" in row.get("mujoco", {}):
+      row["best_over_mujoco"] = max(ours) / row["mujoco"]["env_steps_per_s"]
+    results.append(row)
+    Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+  print("\n| scene x batch | " + " | ".join(args.configs) + " | best / MuJoCo |")
+  print("|" + " --- |" * (len(args.configs) + 2))
+  for row in results:
+    cells = [rate(row[c].get("env_steps_per_s")) for c in args.configs]
+    best = row.get("best_over_mujoco")
+    print(f"| {row['scene']} x{row['batch']} | " + " | ".join(cells) + f" | {'-' if best is None else f'{best:.3f}'} |")
+  print(", ".join(f"{k} {v}" for k, v in meta.items()))
+  return 1 if failed else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
