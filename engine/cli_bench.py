@@ -87,10 +87,11 @@ def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = 
 
   compile_s: the first two rollouts of steps_per_call env-steps (TinyJit runs the function once, then captures it on
   the second call; both schedule the whole step graph, which dominates). run_s: median of `runs` timed rollouts of
-  `steps` env-steps. kernels_per_step from tinygrad's GlobalCounters during the timed runs; us_per_kernel = wall
-  time per env-step / kernels per step, which at batch 1 is the per-kernel dispatch overhead."""
+  `steps` env-steps. kernels_per_step: the kernels in the captured step JIT (graph batches unpacked:
+  engine/cpu_graph.py) per env-step; us_per_kernel = wall time per env-step / kernels per step, which at batch 1 is
+  what a kernel costs to launch and run when it does almost no work."""
   from tinygrad import Device
-  from tinygrad.helpers import GlobalCounters
+  from engine.cpu_graph import kernel_count
   from engine.scene import load_scene
   from engine.simulator import Simulator
   path = scene_path(scene)
@@ -106,18 +107,16 @@ def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = 
   state = sim.rollout(state, steps)  # warm-up at the timed length (allocations, caches)
   dev.synchronize()
   worst, deepest = state_check(model, state)
-  times, kernels = [], 0
+  times = []
   for _ in range(runs):
-    GlobalCounters.reset()
     t0 = time.perf_counter()
     state = sim.rollout(state, steps)
     dev.synchronize()
     times.append(time.perf_counter() - t0)
-    kernels += GlobalCounters.kernel_count
     w, d = state_check(model, state)  # outside the timed region
     worst, deepest = max(worst, w), max(deepest, d)
   run_s = statistics.median(times)
-  kps = kernels / (runs * steps)  # includes the one state copy per rollout, negligible over many steps
+  kps = kernel_count(sim.stepper.runner(steps_per_call)) / steps_per_call
   sim_seconds = float(state.time.numpy()[0])
   return {"scene": model.name, "batch": batch, "steps": steps, "steps_per_call": steps_per_call,
           "compile_s": compile_s, "run_s": run_s, "runs_s": times, "env_steps_per_s": batch * steps / run_s,

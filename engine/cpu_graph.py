@@ -115,3 +115,11 @@ def install() -> None:
   if os.environ.get("TINYXPBD_CPU_GRAPH", "1") == "0" or shutil.which(CC) is None: return
   dev = Device["CPU"]
   if dev.graph is None: dev.graph = CPUGraph
+
+
+def kernel_count(jit) -> int:
+  """Kernels one call of a captured TinyJit launches, counting each kernel inside its graph batches (tinygrad's
+  GlobalCounters.kernel_count counts a graph batch as one)."""
+  calls = jit.captured.linear.src
+  graphed = [c for c in calls if c.src[0].op is Ops.CUSTOM_FUNCTION and c.src[0].arg == "graph"]
+  return len(calls) - len(graphed) + sum(len(c.src[0].src[0].src) for c in graphed)
