@@ -1,4 +1,5 @@
 """The Simulator front door: jitted and lazy paths agree, returned states are independent, bad input is named."""
+import contextlib
 import warnings
 import numpy as np
 import pytest
@@ -85,12 +86,13 @@ def _graph_calls(sim) -> int:
 def test_verify_tiers_bit_identical(scene):
   """One computation, three ways to replay it: Stepper.run's substep tier (one substep's JIT replayed), a run that
   switches to the step tier (whole steps' JIT, steps_per_call 2 and a remainder step) after its first step, and that
-  run without the CPU graph (engine/cpu_graph.py: tinygrad's kernel-by-kernel replay) give bit-identical states,
+  run without the CPU graph (engine/cpu_graph.py: tinygrad's kernel-by-kernel replay, in the graph's float mode:
+  subnormals flushed) give bit-identical states,
   times and dropped-pair counts, with inputs that change between calls (the state, ctrl) and buffers shared between
   JITs (the substep tier's contact plan). cluster: the broadphase (4 overlapping spheres, room for 2 pairs: it drops
   some every step) and ground contacts; reacher: controls, motors and joint damping."""
   from tinygrad import Device
-  from engine.cpu_graph import CPUGraph, install
+  from engine.cpu_graph import CPUGraph, flush_subnormals, install
   from engine.tasks import SCENES as TASK_SCENES
   model = engine.load_scene(CLUSTER if scene == "cluster" else TASK_SCENES / "reacher.json")
   ctrl = np.random.default_rng(0).uniform(-1, 1, (2, model.nact)).astype(np.float32) if model.nact else None
@@ -102,7 +104,7 @@ def test_verify_tiers_bit_identical(scene):
       dev.graph = graph
       sim = engine.Simulator(model, batch=2, steps_per_call=2, tier_up=tier_up)
       s = sim.reset(seed=1, noise=0.3)
-      with warnings.catch_warnings():
+      with warnings.catch_warnings(), flush_subnormals() if graph is None else contextlib.nullcontext():
         warnings.simplefilter("ignore", RuntimeWarning)   # the cluster's dropped pairs, counted below
         s = sim.rollout(sim.rollout(s, 1, ctrl=ctrl), 3, ctrl=ctrl)
       assert (_graph_calls(sim) > 0) == (graph is not None), "the JITs must (only) replay through the graph"
@@ -112,3 +114,26 @@ def test_verify_tiers_bit_identical(scene):
   if scene == "cluster": assert (got[2, None][-1] > 0).all(), "the scene must drop pairs to check their count"
   for run in ((2, CPUGraph), (2, None)):
     for a, b in zip(got[10**9, CPUGraph], got[run]): np.testing.assert_array_equal(a, b)
+
+
+def test_verify_cpu_graph_flushes_subnormals():
+  """The CPU graph's driver runs its kernels with subnormals flushed (engine/cpu_graph.py: they cost ~100x on x86)
+  and gives the caller its float mode back; tinygrad's kernel-by-kernel replay keeps them, unless run inside
+  flush_subnormals(). 1e-20 squared is 1e-40, a float32 subnormal."""
+  from tinygrad import Device, Tensor
+  from engine.cpu_graph import CPUGraph, flush_subnormals, install
+  from engine.stepping import jit
+  install()
+  dev, got = Device["CPU"], {}
+  old = dev.graph
+  try:
+    for graph, mode in ((CPUGraph, contextlib.nullcontext), (None, contextlib.nullcontext), (None, flush_subnormals)):
+      dev.graph = graph
+      square = jit(lambda x: ((x * x).contiguous().realize(), (x + 1).contiguous().realize()))   # 2 kernels: a batch
+      with mode():
+        for _ in range(2): out = square(Tensor([1e-20], dtype=dtypes.float32, device="CPU").contiguous().realize())
+      got[graph, mode] = float(out[0].numpy()[0])
+  finally: dev.graph = old
+  assert got[CPUGraph, contextlib.nullcontext] == 0.0 == got[None, flush_subnormals]
+  assert 0.0 < got[None, contextlib.nullcontext] < np.finfo(np.float32).tiny
+  assert np.float32(1e-20) * np.float32(1e-20) > 0.0, "the caller's float mode must come back"
