@@ -16,6 +16,7 @@ bit-identical to the per-kernel replay (tests/test_simulator.py).
 from __future__ import annotations
 import contextlib
 import ctypes
+import functools
 import os
 import shutil
 import subprocess
@@ -27,7 +28,7 @@ from tinygrad.engine.jit import GraphException, GraphRunner
 from tinygrad.engine.realize import _resolve, get_call_arg_uops, get_runtime, run_linear
 from tinygrad.uop.ops import Ops, UOp
 
-CC = os.environ.get("TINYXPBD_CC", "clang")
+CC = "clang"   # what tinygrad's CPU device compiles with (.ci/sysdeps installs it)
 # Subnormal floats cost ~100x per operation on x86, and a noisy pendulum x4096 makes them (its hinge projects the
 # out-of-plane parts down to ~1e-14, and their products go subnormal): 461k env-steps/s, 657k with them flushed. The
 # driver sets flush-to-zero and denormals-are-zero (MXCSR bits 15 and 6) around its kernels and restores the caller's
@@ -68,7 +69,7 @@ class CPUGraph(GraphRunner):
       args = get_call_arg_uops(call)
       words = [self._buffer_word(args[i], device) for i in ast.arg.globals]
       core = rt.runtimevars.get("core_id")
-      for k, v in enumerate(ast.arg.vars):
+      for v in ast.arg.vars:
         if v.expr == "core_id": words.append("t")
         else: words.append(self._input_word(lambda _, vv, name=v.expr: vv[name]))
       if core is not None and words[core] != "t": raise GraphException("CPUGraph: core_id slot mismatch")
@@ -124,11 +125,17 @@ class CPUGraph(GraphRunner):
 _installed = False
 
 
+@functools.cache
+def _mode_switch():
+  """The drivers' flush_begin/flush_end, compiled once (an empty driver)."""
+  return CPUGraph._compile([])[1]
+
+
 @contextlib.contextmanager
 def flush_subnormals():
   """Run the block (in this thread) in the driver's float mode: subnormal inputs and results flushed to zero. For
   comparing tinygrad's kernel-by-kernel replay with the graph's bit for bit."""
-  _, lib = CPUGraph._compile([])
+  lib = _mode_switch()
   mode = lib.flush_begin()
   try: yield
   finally: lib.flush_end(mode)
@@ -145,9 +152,24 @@ def install() -> None:
   if dev.graph is None: dev.graph = CPUGraph
 
 
+@contextlib.contextmanager
+def graph_set_to(graph):
+  """Run the block with tinygrad's CPU device given `graph` (CPUGraph, or None for kernel-by-kernel replay), then put
+  back what it had: JITs captured inside keep the choice."""
+  install()   # first, so that a later install() does not override the choice
+  dev = Device["CPU"]
+  old, dev.graph = dev.graph, graph
+  try: yield
+  finally: dev.graph = old
+
+
+def graph_batches(jit) -> list[UOp]:
+  """The graph calls among a captured TinyJit's calls."""
+  return [c for c in jit.captured.linear.src if c.src[0].op is Ops.CUSTOM_FUNCTION and c.src[0].arg == "graph"]
+
+
 def kernel_count(jit) -> int:
   """Kernels one call of a captured TinyJit launches, counting each kernel inside its graph batches (tinygrad's
   GlobalCounters.kernel_count counts a graph batch as one)."""
-  calls = jit.captured.linear.src
-  graphed = [c for c in calls if c.src[0].op is Ops.CUSTOM_FUNCTION and c.src[0].arg == "graph"]
-  return len(calls) - len(graphed) + sum(len(c.src[0].src[0].src) for c in graphed)
+  graphed = graph_batches(jit)
+  return len(jit.captured.linear.src) - len(graphed) + sum(len(c.src[0].src[0].src) for c in graphed)

@@ -76,10 +76,10 @@ CLUSTER = {"name": "cluster", "substeps": 4, "contact": {"pair_capacity": 2, "ha
 
 def _graph_calls(sim) -> int:
   """Graph launches among the captured calls of a Simulator's JITs (both tiers)."""
+  from engine.cpu_graph import graph_batches
   tier = sim.stepper._tier or ()
   jits = [*sim.stepper._jit.values(), *(j for j in tier[:2] if j is not None), *(tier[2].values() if tier else ())]
-  return sum(c.src[0].op.name == "CUSTOM_FUNCTION" and c.src[0].arg == "graph"
-             for j in jits if j.captured is not None for c in j.captured.linear.src)
+  return sum(len(graph_batches(j)) for j in jits if j.captured is not None)
 
 
 @pytest.mark.parametrize("scene", ["cluster", "reacher"])
@@ -91,26 +91,20 @@ def test_verify_tiers_bit_identical(scene):
   times and dropped-pair counts, with inputs that change between calls (the state, ctrl) and buffers shared between
   JITs (the substep tier's contact plan). cluster: the broadphase (4 overlapping spheres, room for 2 pairs: it drops
   some every step) and ground contacts; reacher: controls, motors and joint damping."""
-  from tinygrad import Device
-  from engine.cpu_graph import CPUGraph, flush_subnormals, install
+  from engine.cpu_graph import CPUGraph, flush_subnormals, graph_set_to
   from engine.tasks import SCENES as TASK_SCENES
   model = engine.load_scene(CLUSTER if scene == "cluster" else TASK_SCENES / "reacher.json")
   ctrl = np.random.default_rng(0).uniform(-1, 1, (2, model.nact)).astype(np.float32) if model.nact else None
-  install()   # first, so that it does not override the graph=None run below
-  dev, got = Device["CPU"], {}
-  old = dev.graph
-  try:
-    for tier_up, graph in ((10**9, CPUGraph), (2, CPUGraph), (2, None)):   # substep tier; step tier from call 2 on
-      dev.graph = graph
+  got = {}
+  for tier_up, graph in ((10**9, CPUGraph), (2, CPUGraph), (2, None)):   # substep tier; step tier from call 2 on
+    with graph_set_to(graph), warnings.catch_warnings(), \
+         flush_subnormals() if graph is None else contextlib.nullcontext():
+      warnings.simplefilter("ignore", RuntimeWarning)   # the cluster's dropped pairs, counted below
       sim = engine.Simulator(model, batch=2, steps_per_call=2, tier_up=tier_up)
-      s = sim.reset(seed=1, noise=0.3)
-      with warnings.catch_warnings(), flush_subnormals() if graph is None else contextlib.nullcontext():
-        warnings.simplefilter("ignore", RuntimeWarning)   # the cluster's dropped pairs, counted below
-        s = sim.rollout(sim.rollout(s, 1, ctrl=ctrl), 3, ctrl=ctrl)
-      assert (_graph_calls(sim) > 0) == (graph is not None), "the JITs must (only) replay through the graph"
-      got[tier_up, graph] = [getattr(s, f).numpy() for f in ("body_pos", "body_quat", "body_vel", "body_angvel",
-                                                             "time", "contact_overflow")]
-  finally: dev.graph = old
+      s = sim.rollout(sim.rollout(sim.reset(seed=1, noise=0.3), 1, ctrl=ctrl), 3, ctrl=ctrl)
+    assert (_graph_calls(sim) > 0) == (graph is not None), "the JITs must (only) replay through the graph"
+    got[tier_up, graph] = [getattr(s, f).numpy() for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time",
+                                                           "contact_overflow")]
   if scene == "cluster": assert (got[2, None][-1] > 0).all(), "the scene must drop pairs to check their count"
   for run in ((2, CPUGraph), (2, None)):
     for a, b in zip(got[10**9, CPUGraph], got[run]): np.testing.assert_array_equal(a, b)
@@ -120,20 +114,15 @@ def test_verify_cpu_graph_flushes_subnormals():
   """The CPU graph's driver runs its kernels with subnormals flushed (engine/cpu_graph.py: they cost ~100x on x86)
   and gives the caller its float mode back; tinygrad's kernel-by-kernel replay keeps them, unless run inside
   flush_subnormals(). 1e-20 squared is 1e-40, a float32 subnormal."""
-  from tinygrad import Device, Tensor
-  from engine.cpu_graph import CPUGraph, flush_subnormals, install
+  from tinygrad import Tensor
+  from engine.cpu_graph import CPUGraph, flush_subnormals, graph_set_to
   from engine.stepping import jit
-  install()
-  dev, got = Device["CPU"], {}
-  old = dev.graph
-  try:
-    for graph, mode in ((CPUGraph, contextlib.nullcontext), (None, contextlib.nullcontext), (None, flush_subnormals)):
-      dev.graph = graph
+  got = {}
+  for graph, mode in ((CPUGraph, contextlib.nullcontext), (None, contextlib.nullcontext), (None, flush_subnormals)):
+    with graph_set_to(graph), mode():
       square = jit(lambda x: ((x * x).contiguous().realize(), (x + 1).contiguous().realize()))   # 2 kernels: a batch
-      with mode():
-        for _ in range(2): out = square(Tensor([1e-20], dtype=dtypes.float32, device="CPU").contiguous().realize())
-      got[graph, mode] = float(out[0].numpy()[0])
-  finally: dev.graph = old
+      for _ in range(2): out = square(Tensor([1e-20], dtype=dtypes.float32, device="CPU").contiguous().realize())
+    got[graph, mode] = float(out[0].numpy()[0])
   assert got[CPUGraph, contextlib.nullcontext] == 0.0 == got[None, flush_subnormals]
   assert 0.0 < got[None, contextlib.nullcontext] < np.finfo(np.float32).tiny
   assert np.float32(1e-20) * np.float32(1e-20) > 0.0, "the caller's float mode must come back"
