@@ -16,6 +16,7 @@ from engine.mass import body_mass, principal_axes
 from engine.scene_actuators import actuator_arrays
 from engine.npquat import mat_to_quat, quat_canon, quat_conj, quat_mul, quat_rotate, quat_to_mat
 from engine.scene_schema import SceneError, read_scene, show, validate
+from oracle.broadphase import pair_allowed
 from oracle.types import GEOM_TYPES, WORLD, Model
 
 __all__ = ["SceneError", "load_scene", "load_scene_dict", "mat_to_quat", "quat_conj", "quat_mul", "quat_to_mat"]
@@ -77,7 +78,7 @@ def _collision(scene) -> dict:
   counts: dict = {}
   for i, (ta, ba) in enumerate(hashed):
     for tb, bb in hashed[i + 1:]:
-      if ba == bb or (min(ba, bb), max(ba, bb)) in exclude: continue
+      if not pair_allowed(ba, bb, exclude): continue
       key = tuple(sorted((ta, tb), key=GEOM_TYPES.index))
       counts[key] = counts.get(key, 0) + 1
   want = scene["contact"].get("pair_capacity")

@@ -226,9 +226,9 @@ def step_scratch(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps
 
 def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,
                   damping: bool | None = None, lanes: int | None = None) -> tuple[Tensor, Tensor]:
-  """step_scratch's state and (B,) int32: the candidate pairs the broadphase dropped for want of capacity, summed
-  over the steps (the oracle's PairTable.overflow without its hash-bucket term, which a brute-force broadphase does
-  not have)."""
+  """step_scratch's state and (B,) int32: the candidate pairs the broadphase dropped for want of capacity and the
+  geoms that did not fit their hash bucket, summed over the steps (the oracle's PairTable.overflow: the kernel runs
+  the same spatial hash, kernels/broadphase.wgsl)."""
   out, scratch = step_scratch(model, packed, ctrl, steps, damping, lanes)
   return out, scratch[:, tables(model)[1]["OVF"]].cast(dtypes.int32)
 

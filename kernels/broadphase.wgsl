@@ -1,5 +1,18 @@
-// The broadphase stage (oracle/broadphase.py), once per step (M20 sec. 3.5): this step's candidate pairs into the
-// plan's pair slots (kernels/contacts.wgsl), by a brute-force test of the scene's static candidate list.
+// The broadphase stage (oracle/broadphase.py), once per step (M20 sec. 3.5): the same uniform spatial hash as the
+// oracle, stage by stage, so it returns the same pair table in the same canonical order with the same overflow. The
+// oracle's tensor form is O(N^2) per env (one-hot gathers into an (N, N) matrix); here each stage is a loop over the
+// N hashed geoms, O(N) per env for bodies of bounded density. Stages (lanes share the geoms; lane 0 runs the two
+// sequential ones, O(N M) and O(N)):
+//   1. AABB of every hashed geom (scr SCR_AABB); the bucket table is cleared
+//   2. the cell size s (the largest full extent, times CELL_MARGIN), each geom's cell and bucket (SCR_CELL)
+//   3. lane 0 inserts the geoms in index order: a geom's slot in its bucket is its rank (lower-index geoms with the
+//      same bucket), as in the oracle; one ranked >= HASH_SLOTS does not fit, counts as overflow, pairs with nothing
+//   4. each geom that fits counts, per column type, the pairs it heads: partners from the buckets of its 27 neighbour
+//      cells (a slot counts only if its geom's cell IS that cell), accepted by `heads` (SCR_ROW counts)
+//   5. lane 0 turns the counts into each row's first slot in its type-pair block (prefix sums in geom order, which
+//      is the block's row order) and counts the pairs beyond a block's capacity as overflow
+//   6. each row writes its partners in increasing index order into its slots, up to the block's capacity
+// Plane pairs are static (every world plane against every body geom) and fill the plan's first pair slots.
 
 // world AABB (lo, hi) of geom g at the step's start, grown by 2 dt (|v| + |w| rho) + margin (oracle/broadphase.py
 // _extents: every shape as a box of half extents e swept by a sphere of radius r)
@@ -25,37 +38,169 @@ fn geom_aabb(g: u32) -> array<vec3<f32>, 2> {
   return array<vec3<f32>, 2>(centre - (half + grow), centre + (half + grow));
 }
 
-fn candidate(k: u32) -> vec3<i32> {   // (geom a, geom b, block)
-  return vec3<i32>(tab[T_CANDIDATES + 3u * k], tab[T_CANDIDATES + 3u * k + 1u], tab[T_CANDIDATES + 3u * k + 2u]);
+// hashed geom i's rows in scr: AABB [lo 3 | hi 3], cell [ix | iy | iz | bucket | fits], and per column type t the
+// pairs it heads [count | first slot in its block]
+fn h_aabb(i: u32) -> u32 { return sb + SCR_AABB + 6u * i; }
+fn h_cell(i: u32) -> u32 { return sb + SCR_CELL + 5u * i; }
+fn h_row(i: u32, t: u32) -> u32 { return sb + SCR_ROW + 2u * (NTYPE * i + t); }
+fn h_bucket(k: u32) -> u32 { return sb + SCR_BUCKET + HASH_SLOTS * k; }   // bucket k's first slot (geom + 1, 0: empty)
+fn hashed_geom(i: u32) -> u32 { return u32(tab[T_HASHED + i]); }
+fn hashed_type(i: u32) -> u32 { return u32(tab[T_GEOM_TYPE + hashed_geom(i)]); }
+fn cell_of(i: u32) -> vec3<i32> { let o = h_cell(i); return vec3<i32>(i32(scr[o]), i32(scr[o + 1u]), i32(scr[o + 2u])); }
+
+// Teschner et al. 2003: (ix p1 ^ iy p2 ^ iz p3) mod NBUCKET on u32 (products wrap mod 2^32, as the oracle's _bucket)
+fn bucket_of(c: vec3<i32>) -> u32 {
+  let u = bitcast<vec3<u32>>(c) * vec3<u32>(HASH_P0, HASH_P1, HASH_P2);
+  return (u.x ^ u.y ^ u.z) & (NBUCKET - 1u);
 }
 
-// candidate pairs for this step. The oracle's spatial hash returns, without overflow, exactly the pairs whose grown
-// AABBs overlap, in a canonical (column 0, column 1) order per type pair; each env tests the static candidate list
-// (rules already applied: different bodies, not excluded, i < j), O(G^2) per env: the lanes test candidates into
-// flags, then lane 0 fills the blocks in the list's order, so the pair table does not depend on LANES
+// neighbour cell n of c, n = 0 .. 26 (oracle NEIGHBOURS: offsets in {-1, 0, 1}, x slowest)
+fn neighbour(c: vec3<i32>, n: u32) -> vec3<i32> {
+  return c + vec3<i32>(i32(n / 9u) - 1, i32((n / 3u) % 3u) - 1, i32(n % 3u) - 1);
+}
+
+// oracle/broadphase.py pair_allowed: different bodies (world geoms share -1) whose pair is not excluded
+fn pair_allowed(ba: i32, bb: i32) -> bool {
+  if (ba == bb) { return false; }
+  let lo = min(ba, bb);
+  let hi = max(ba, bb);
+  for (var k = tab[T_EXCL_START + u32(lo + 1)]; k < tab[T_EXCL_START + u32(lo + 2)]; k++) {
+    if (tab[T_EXCL_LIST + u32(k)] == hi) { return false; }
+  }
+  return true;
+}
+
+// whether hashed geom i heads the accepted pair {i, j}: i is the pair's column 0 (the earlier type in GEOM_TYPES, or
+// the lower index of two equal types), the AABBs overlap (closed intervals) and the rules allow it
+fn heads(i: u32, ti: u32, j: u32, tj: u32) -> bool {
+  if (j == i || tj < ti || (tj == ti && j < i)) { return false; }
+  let a = h_aabb(i);
+  let b = h_aabb(j);
+  if (!(all(lv3(a) <= lv3(b + 3u)) && all(lv3(b) <= lv3(a + 3u)))) { return false; }
+  return pair_allowed(geom_body(hashed_geom(i)), geom_body(hashed_geom(j)));
+}
+
+// the partner of row i of column type t with the lowest index above `above` (-1: none). count_rows finds the same
+// partners by the same walk over the neighbour cells' buckets
+fn next_partner(i: u32, t: u32, above: i32) -> i32 {
+  let c = cell_of(i);
+  let ti = hashed_type(i);
+  var best = -1;
+  for (var n = 0u; n < 27u; n++) {
+    let nc = neighbour(c, n);
+    let base = h_bucket(bucket_of(nc));
+    for (var m = 0u; m < HASH_SLOTS; m++) {
+      let j1 = i32(scr[base + m]);
+      if (j1 == 0) { break; }   // slots fill from 0 in rank order: the rest are empty
+      let j = u32(j1 - 1);
+      if (j1 - 1 > above && (best < 0 || j1 - 1 < best) && hashed_type(j) == t && all(cell_of(j) == nc)
+          && heads(i, ti, j, t)) { best = j1 - 1; }
+    }
+  }
+  return best;
+}
+
+fn count_rows(i: u32) {
+  var count = array<u32, NTYPE>();
+  let c = cell_of(i);
+  let ti = hashed_type(i);
+  for (var n = 0u; n < 27u; n++) {
+    let nc = neighbour(c, n);
+    let base = h_bucket(bucket_of(nc));
+    for (var m = 0u; m < HASH_SLOTS; m++) {
+      let j1 = i32(scr[base + m]);
+      if (j1 == 0) { break; }
+      let j = u32(j1 - 1);
+      let tj = hashed_type(j);
+      if (all(cell_of(j) == nc) && heads(i, ti, j, tj)) { count[tj] = count[tj] + 1u; }
+    }
+  }
+  for (var t = 0u; t < NTYPE; t++) { scr[h_row(i, t)] = f32(count[t]); }
+}
+
 fn broadphase() {
+  overflow = 0u;
   for (var p = lane; p < NPAIR; p += LANES) {
     if (p < NPLANE_PAIR) { set_pair(p, vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u])); }
     else { set_pair(p, vec2<i32>(-1, -1)); }
   }
-  for (var k = lane; k < NCAND; k += LANES) {
-    let c = candidate(k);
-    let ba = geom_aabb(u32(c.x));
-    let bb = geom_aabb(u32(c.y));
-    scr[cand(k)] = select(0.0, 1.0, all(ba[0] <= bb[1]) && all(bb[0] <= ba[1]));
+  if (NHASH == 0u) { return; }
+  // 1.
+  for (var i = lane; i < NHASH; i += LANES) {
+    let b = geom_aabb(hashed_geom(i));
+    sv3(h_aabb(i), b[0]);
+    sv3(h_aabb(i) + 3u, b[1]);
+  }
+  for (var k = lane; k < NBUCKET * HASH_SLOTS; k += LANES) { scr[h_bucket(0u) + k] = 0.0; }
+  barrier();
+  // 2. every lane takes the same max (exact in any order); the centre times 1 / s, as tinygrad divides
+  var size = 0.0;
+  for (var i = 0u; i < NHASH; i++) {
+    let e = lv3(h_aabb(i) + 3u) - lv3(h_aabb(i));
+    size = max(size, max(e.x, max(e.y, e.z)));
+  }
+  let inv = 1.0 / (size * BROADPHASE_CELL_MARGIN);
+  for (var i = lane; i < NHASH; i += LANES) {
+    let q = floor((lv3(h_aabb(i)) + lv3(h_aabb(i) + 3u)) * 0.5 * inv);
+    // a NaN centre goes to cell 0 (the oracle's (q == q).where(q, 0)), tested on the bits: WGSL may fold q != q
+    let nan = (bitcast<vec3<u32>>(q) & vec3<u32>(0x7fffffffu)) > vec3<u32>(0x7f800000u);
+    let lim = f32(BROADPHASE_CELL_LIMIT);
+    let c = vec3<i32>(clamp(select(q, vec3<f32>(0.0), nan), vec3<f32>(-lim), vec3<f32>(lim)));
+    sv3(h_cell(i), vec3<f32>(c));
+    scr[h_cell(i) + 3u] = f32(bucket_of(c));
   }
   barrier();
+  // 3.
   if (lane == 0u) {
-    overflow = 0u;
-    var count = array<u32, NBLOCK_ARR>();
-    for (var k = 0u; k < NCAND; k++) {
-      if (scr[cand(k)] > 0.0) {
-        let c = candidate(k);
-        let t = u32(c.z);
-        if (count[t] < u32(tab[T_BLOCK_CAP + t])) {
-          set_pair(u32(tab[T_BLOCK_PAIR0 + t]) + count[t], c.xy);
-          count[t] = count[t] + 1u;
-        } else { overflow = overflow + 1u; }
+    for (var i = 0u; i < NHASH; i++) {
+      let base = h_bucket(u32(scr[h_cell(i) + 3u]));
+      var m = 0u;
+      while (m < HASH_SLOTS && scr[base + m] != 0.0) { m++; }
+      let fits = m < HASH_SLOTS;
+      if (fits) { scr[base + m] = f32(i + 1u); } else { overflow = overflow + 1u; }
+      scr[h_cell(i) + 4u] = select(0.0, 1.0, fits);
+    }
+  }
+  barrier();
+  // 4.
+  for (var i = lane; i < NHASH; i += LANES) {
+    if (scr[h_cell(i) + 4u] > 0.0) { count_rows(i); }
+    else { for (var t = 0u; t < NTYPE; t++) { scr[h_row(i, t)] = 0.0; } }
+  }
+  barrier();
+  // 5.
+  if (lane == 0u) {
+    var running = array<u32, NBLOCK_ARR>();
+    for (var i = 0u; i < NHASH; i++) {
+      let ti = hashed_type(i);
+      for (var t = 0u; t < NTYPE; t++) {
+        let blk = tab[T_BLOCK_OF + NTYPE * ti + t];
+        if (blk >= 0) {
+          scr[h_row(i, t) + 1u] = f32(running[blk]);
+          running[blk] = running[blk] + u32(scr[h_row(i, t)]);
+        }
+      }
+    }
+    for (var t = 0u; t < NBLOCK; t++) {
+      let cap = u32(tab[T_BLOCK_CAP + t]);
+      if (running[t] > cap) { overflow = overflow + running[t] - cap; }
+    }
+  }
+  barrier();
+  // 6.
+  for (var i = lane; i < NHASH; i += LANES) {
+    let ti = hashed_type(i);
+    for (var t = 0u; t < NTYPE; t++) {
+      let blk = tab[T_BLOCK_OF + NTYPE * ti + t];
+      if (blk < 0) { continue; }
+      let cap = u32(tab[T_BLOCK_CAP + u32(blk)]);
+      let first = u32(scr[h_row(i, t) + 1u]);
+      let count = u32(scr[h_row(i, t)]);
+      var last = -1;
+      for (var k = 0u; k < count && first + k < cap; k++) {
+        last = next_partner(i, t, last);
+        let g = vec2<i32>(i32(hashed_geom(i)), i32(hashed_geom(u32(last))));
+        set_pair(u32(tab[T_BLOCK_PAIR0 + u32(blk)]) + first + k, g);
       }
     }
   }

@@ -5,8 +5,8 @@
 // dynamically indexed private array to a compare-and-select over every element, so compile time grew with the slot
 // count (2.7 s at 8 slots, 24 s at 64, over 10 minutes at stack10's 260).
 // scr row (kernels/program.py contact_tables): [pair geoms 2 NPAIR (as floats: -1 stored as bits would be a NaN,
-// which a float store may change) | SLOT_W floats per contact slot, from SCR_SLOTS | a broadphase candidate's
-// overlap flag each, from SCR_CANDS | pairs dropped (OVF)]. A slot's floats are laid out by the header's SLOT_*
+// which a float store may change) | SLOT_W floats per contact slot, from SCR_SLOTS | the spatial hash's work rows
+// (kernels/broadphase.wgsl), from SCR_AABB, SCR_CELL, SCR_BUCKET and SCR_ROW | pairs dropped (OVF)]. A slot's floats are laid out by the header's SLOT_*
 // offsets, generated from the oracle's narrowphase row (oracle/contacts.py VALID, NORMAL, ...) followed by its
 // contact solve's result row (oracle/solve.py DX1 .. DTH2, LAMBDA_N, LAMBDA_T, TOUCHING).
 
@@ -21,7 +21,6 @@ fn set_slot_corr(i: u32, c: Correction) {
   sv3(sl(i) + SLOT_DX2, c.dx2);
   sv3(sl(i) + SLOT_DTH2, c.dth2);
 }
-fn cand(k: u32) -> u32 { return sb + SCR_CANDS + k; }   // candidate k's overlap flag
 fn geom_body(g: u32) -> i32 { return tab[T_GEOM_BODY + g]; }
 fn geom_body_pose(g: i32) -> Side {   // the owning body as a contact side (unsplit mass); the world for world geoms
   return gather_side(geom_body(u32(g)));

@@ -13,12 +13,12 @@ import os
 import re
 from functools import lru_cache
 from tinygrad import Tensor, dtypes
-from oracle import contacts, math3, packed, solve
+from oracle import broadphase, contacts, math3, packed, solve
 from oracle.collide import NARROWPHASE, box, box_box, primitives
 from oracle.constraints import CONSTRAINTS, NLAM
 from oracle.joint_damping import has_damping
 from oracle.solve import joint_counts
-from oracle.types import GEOM_TYPES, JOINT_TYPES, Model
+from oracle.types import GEOM_TYPES, JOINT_TYPES, WORLD, Model
 from oracle.xpbd import EPS
 
 # the Model tensors the kernel reads, in buffer order, with their rank without a batch axis (names as in
@@ -43,7 +43,7 @@ STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl"
 COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "box_box.wgsl")
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
-CONSTANT_MODULES = (math3, packed, primitives, box, box_box)
+CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box)
 
 
 class Unsupported(NotImplementedError):
@@ -111,16 +111,19 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   """The contact plan's static layout as WGSL constants (oracle/contacts.py plan_blocks, oracle/broadphase.py): plane
   pairs first, then one block per model.pair_capacity entry; each pair has its registered number of contact slots
   and its pair kind, the index of its type pair in oracle/collide NARROWPHASE (the order of the generated
-  pair_contacts). CANDIDATES lists every pair the broadphase may return, (geom a, geom b, block), in its canonical
-  order. Returns the u32 constants of the header (counts; the scratch row's layout: SCR_SLOTS and SCR_CANDS where the
-  slots and the candidates' flags start, OVF, SCR its length, and slot_layout; each table's offset T_<NAME>) and the
-  tables flattened into one int list (the kernel's `tab` buffer)."""
-  from oracle.broadphase import _rules, _type_pair, hashed_geoms
+  pair_contacts). The spatial hash (kernels/broadphase.wgsl) gets the hashed geoms (HASHED, model geom per hashed
+  position), its table's size (NBUCKET buckets of HASH_SLOTS), the block of each (row type, column type)
+  (BLOCK_OF, -1: none) and the excluded body pairs as a CSR over bodies (EXCL_START at body + 1, the world first;
+  EXCL_LIST the partners with the higher index), which pair_allowed reads. Returns the u32 constants of the header
+  (counts; the scratch row's layout: where the slots, the AABBs, the cells, the bucket table and the row counts
+  start, OVF, SCR its length, and slot_layout; each table's offset T_<NAME>) and the tables flattened into one int
+  list (the kernel's `tab` buffer)."""
+  from oracle.broadphase import HASH_PRIMES, hashed_geoms, table_size
   kinds_order = list(NARROWPHASE)
   blocks = contacts.plan_blocks(model)
   plane_pairs = contacts.plane_pairs(model)
   planes = [p for pairs in plane_pairs.values() for p in pairs]
-  kinds, slots, slot0, slot_pair, cap, pair0, n = [], [], [], [], [], [], 0
+  kinds, slots, slot0, slot_pair, n = [], [], [], [], 0
   for blk in blocks:
     for _ in range(blk.pairs):
       kinds.append(kinds_order.index((blk.type_a, blk.type_b)))
@@ -128,27 +131,28 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
       slot0.append(n)
       slot_pair += [len(kinds) - 1] * slots[-1]
       n += slots[-1]
-  geoms = hashed_geoms(model)
-  rules, cands = _rules(model, geoms) if geoms else None, []
-  for t, (ta, tb, c) in enumerate(model.pair_capacity):
-    blk = blocks[len(plane_pairs) + t]
-    cap.append(c)
-    pair0.append(blk.offset)
-    rows = [i for i, g in enumerate(geoms) if model.geom_type[g] == ta]
-    cols = [j for j, g in enumerate(geoms) if model.geom_type[g] == tb]
-    for i in rows:
-      for j in cols:
-        if rules[min(i, j), max(i, j)] and (i < j or ta != tb):
-          assert _type_pair(model, geoms[min(i, j)], geoms[max(i, j)])[0] == (ta, tb)
-          cands.append((geoms[i], geoms[j], t))
-  npair, slot = len(kinds), slot_layout()
-  scr_slots = 2 * npair                          # the pair geoms come first
-  scr_cands = scr_slots + slot["SLOT_W"] * n
-  counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NCAND": len(cands),
-            "NBLOCK_ARR": max(len(cap), 1), "SCR_SLOTS": scr_slots, "SCR_CANDS": scr_cands,
-            "OVF": scr_cands + len(cands), "SCR": scr_cands + len(cands) + 1, **slot}
-  tables = dict(PLANE_PAIRS=planes, CANDIDATES=cands, BLOCK_CAP=cap, BLOCK_PAIR0=pair0, PAIR_KIND=kinds,
-                PAIR_SLOTS=slots, PAIR_SLOT0=slot0, SLOT_PAIR=slot_pair, GEOM_BODY=list(model.geom_body),
+  geoms = hashed_geoms(model) if model.pair_capacity else ()
+  nt = len(GEOM_TYPES)
+  block_of = [-1] * (nt * nt)
+  for t, (ta, tb, _) in enumerate(model.pair_capacity): block_of[nt * GEOM_TYPES.index(ta) + GEOM_TYPES.index(tb)] = t
+  excl = [sorted(j for i, j in model.collide_exclude if i == b) for b in range(WORLD, model.nbody)]
+  excl_start = [0]
+  for e in excl: excl_start.append(excl_start[-1] + len(e))
+  cap = [c for _, _, c in model.pair_capacity]
+  pair0 = [blocks[len(plane_pairs) + t].offset for t in range(len(cap))]
+  npair, slot, nbucket = len(kinds), slot_layout(), table_size(len(geoms))
+  scr = {"SCR_SLOTS": 2 * npair}                 # the pair geoms come first
+  scr["SCR_AABB"] = scr["SCR_SLOTS"] + slot["SLOT_W"] * n
+  scr["SCR_CELL"] = scr["SCR_AABB"] + 6 * len(geoms)
+  scr["SCR_BUCKET"] = scr["SCR_CELL"] + 5 * len(geoms)
+  scr["SCR_ROW"] = scr["SCR_BUCKET"] + nbucket * model.hash_slots * bool(geoms)
+  scr["OVF"] = scr["SCR_ROW"] + 2 * nt * len(geoms)
+  counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NHASH": len(geoms), "NBUCKET": nbucket,
+            "HASH_SLOTS": model.hash_slots, "NTYPE": nt, "NBLOCK": len(cap), "NBLOCK_ARR": max(len(cap), 1),
+            **{f"HASH_P{k}": p for k, p in enumerate(HASH_PRIMES)}, **scr, "SCR": scr["OVF"] + 1, **slot}
+  tables = dict(PLANE_PAIRS=planes, HASHED=geoms, BLOCK_OF=block_of, BLOCK_CAP=cap, BLOCK_PAIR0=pair0,
+                EXCL_START=excl_start, EXCL_LIST=[j for e in excl for j in e], PAIR_KIND=kinds, PAIR_SLOTS=slots,
+                PAIR_SLOT0=slot0, SLOT_PAIR=slot_pair, GEOM_BODY=list(model.geom_body),
                 GEOM_TYPE=[GEOM_TYPES.index(t) for t in model.geom_type])
   flat, offsets = [], {}
   for k, v in tables.items():

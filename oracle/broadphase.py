@@ -8,10 +8,12 @@ The stages, each a pass of the WGSL kernel (one thread per env and geom; integer
 1. AABB of every hashed geom; per env the cell size s = the largest full AABB extent (times CELL_MARGIN).
 2. cell = floor(centre / s) (int32, clamped to CELL_LIMIT); bucket = Teschner et al. 2003 hash of the cell mod H.
 3. Bucket table (B, H, M): each bucket's geoms in geom order (rank = lower-index geoms with the same bucket); a geom
-   ranked >= M does not fit and is counted as overflow.
-4. Geom i reads the M slots of the buckets of its 27 neighbour cells; slot geom j is a candidate when j's cell IS that
-   neighbour cell (hash collisions drop out, and j is seen once: one cell, one slot); pair (i, j) is accepted when
-   i < j, the AABBs overlap (closed intervals), the bodies differ and are not excluded (joined by a joint).
+   ranked >= M does not fit, is counted as overflow and takes part in no pair this step (whichever side reads the
+   table, so the kernel, which enumerates a pair from its row geom, finds the same pairs).
+4. Geom i (if it fits) reads the M slots of the buckets of its 27 neighbour cells; slot geom j is a candidate when
+   j's cell IS that neighbour cell (hash collisions drop out, and j is seen once: one cell, one slot); pair (i, j) is
+   accepted when i < j, the AABBs overlap (closed intervals) and pair_allowed(bodies): they differ and are not
+   excluded (joined by a joint).
 5. Per type pair, the accepted pairs are numbered by prefix sums in (column 0, column 1) order and pair k goes to
    row k - 1 of the fixed-capacity table; pairs beyond the capacity are counted as overflow, never silently dropped.
 
@@ -48,6 +50,8 @@ class PairTable:
   pairs: dict      # (type_a, type_b) -> (B, P, 2) int32 model geom indices, column 0 of type_a (equal types: the
   #                  lower index first); rows sorted by (column 0, column 1), then -1 in the empty rows
   overflow: Tensor  # (B,) int32: overlapping pairs beyond their capacity + geoms that did not fit their hash bucket
+  tested: Tensor    # (B,) int32: pairs i < j the hash made candidates (adjacent cells, both in the table), whose AABBs
+  #                  and rules it tested: O(N) for bodies of bounded density, where brute force tests N (N - 1) / 2
 
 
 def hashed_geoms(model) -> tuple[int, ...]:
@@ -127,12 +131,19 @@ def _bucket(cx: Tensor, cy: Tensor, cz: Tensor, nbuckets: int) -> Tensor:
   return ((u[0] ^ u[1] ^ u[2]) & (nbuckets - 1)).bitcast(dtypes.int32)
 
 
+def pair_allowed(body_a: int, body_b: int, exclude: frozenset) -> bool:
+  """The collision rule, the one place it is written (engine/scene.py sizes the capacities with it, the kernel
+  mirrors it as kernels/broadphase.wgsl pair_allowed from tables generated here): geoms of different bodies (two
+  world geoms share WORLD) whose body pair is not excluded (joined by a joint with collide false)."""
+  return body_a != body_b and (min(body_a, body_b), max(body_a, body_b)) not in exclude
+
+
 def _rules(model, geoms) -> np.ndarray:
-  """(N, N) bool, static: i < j in hashed order, different bodies (two world geoms share WORLD), not excluded."""
+  """(N, N) bool, static: i < j in hashed order and pair_allowed."""
   body = [model.geom_body[g] for g in geoms]
   ok = np.zeros((len(geoms),) * 2, bool)
-  for i, j in itertools.combinations(range(len(geoms)), 2):
-    ok[i, j] = body[i] != body[j] and (min(body[i], body[j]), max(body[i], body[j])) not in model.collide_exclude
+  for i, j in itertools.combinations(range(len(geoms)), 2): ok[i, j] = pair_allowed(body[i], body[j],
+                                                                                    model.collide_exclude)
   return ok
 
 
@@ -201,7 +212,8 @@ def broadphase(model, packed: Tensor) -> PairTable:
   Realised: the tables are views of one (B, T, P, 2) buffer. 18 kernels when all three hashed types are present."""
   geoms, B = hashed_geoms(model), packed.shape[0]
   if not model.pair_capacity:  # nothing can pair (no contacts, or every pair excluded): no table, nothing to lose
-    return PairTable({}, Tensor.zeros(B, dtype=dtypes.int32, device=packed.device).contiguous().realize())
+    zero = Tensor.zeros(B, dtype=dtypes.int32, device=packed.device).contiguous().realize()
+    return PairTable({}, zero, zero)
   n, slots, nbuckets, st = len(geoms), model.hash_slots, table_size(len(geoms)), _statics(model, geoms, packed.device)
   idx1 = _arange(n) + 1                                                                 # geom + 1: 0 marks empty
 
@@ -237,7 +249,8 @@ def broadphase(model, packed: Tensor) -> PairTable:
   cand = _stage(same.where(read(0), 0))                                                # (B, N, 27, M) geom + 1
   # pairs (i, j): j among i's candidates and the AABBs overlap; the static rules (i < j, bodies differ, not excluded)
   # apply when the blocks are gathered below (st.allowed)
-  found = _stage((cand.reshape(B, n, 27 * slots, 1) == idx1).sum(2) > 0)               # (B, N, N) [i, j]
+  fits = (rank < slots).reshape(B, n, 1)                                               # a geom not in the table
+  found = _stage(((cand.reshape(B, n, 27 * slots, 1) == idx1).sum(2) > 0) & fits)      # (B, N, N) [i, j]
   overlap = found
   for a in range(3):
     overlap = overlap & (lo[..., a].reshape(B, n, 1) <= hi[..., a].reshape(B, 1, n)) & (
@@ -261,9 +274,11 @@ def broadphase(model, packed: Tensor) -> PairTable:
   got = _gather(st.cols.reshape(1, -1, 1, 2, nrow * ncol), (row * ncol + col).unsqueeze(-1), nrow * ncol)
   out = _stage(((k <= count.minimum(st.caps).unsqueeze(-1)).unsqueeze(-1).where(got, 0) - 1).cast(dtypes.int32))
   overflow = _stage(((count - st.caps).maximum(0).sum(-1) + (rank >= slots).sum(-1)).cast(dtypes.int32))
-  Tensor.realize(out, overflow)
+  tested = _stage((found & ~lower.reshape(1, n, n) & ~Tensor.eye(n, dtype=dtypes.bool)).sum((1, 2))
+                  .cast(dtypes.int32))
+  Tensor.realize(out, overflow, tested)
   pairs = {(a, b): out[:, t, :cap] for t, (a, b, cap) in enumerate(model.pair_capacity)}
-  return PairTable(pairs, overflow)
+  return PairTable(pairs, overflow, tested)
 
 
 def brute_force_pairs(model, packed: Tensor) -> list[set]:
