@@ -118,13 +118,19 @@ fn count_rows(i: u32) {
   for (var t = 0u; t < NTYPE; t++) { scr[h_row(i, t)] = f32(count[t]); }
 }
 
+// this step's pair table, then the live lists the substeps loop over (kernels/contacts.wgsl index_pairs)
 fn broadphase() {
   overflow = 0u;
   for (var p = lane; p < NPAIR; p += LANES) {
     if (p < NPLANE_PAIR) { set_pair(p, vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u])); }
     else { set_pair(p, vec2<i32>(-1, -1)); }
   }
-  if (NHASH == 0u) { return; }
+  if (NHASH > 0u) { spatial_hash(); }
+  barrier();
+  index_pairs();
+}
+
+fn spatial_hash() {
   // 1.
   for (var i = lane; i < NHASH; i += LANES) {
     let b = geom_aabb(hashed_geom(i));

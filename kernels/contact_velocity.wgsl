@@ -2,8 +2,8 @@
 // contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35)
 fn contact_velocity(h: f32) {
   let g = p3(OFF_GRAVITY);
-  for (var i = lane; i < NSLOT; i += LANES) {
-    if (!slot_live(i)) { continue; }
+  for (var k = lane; k < n_live_slots(); k += LANES) {
+    let i = live_slot(k);
     let s1 = slot_side(i, 0u);
     let s2 = slot_side(i, 1u);
     let ba = slot_body(i, 0u);

@@ -33,10 +33,61 @@ fn geom_of(g: i32, s: Side) -> Geom {
               p3(OFF_GEOM_SIZE + 3u * u));
 }
 
-// the slots of an empty pair (no candidate this step) hold nothing: the constraint passes skip them and the per-body
-// sums skip their pair. Valid pairs fill each block from its start, so live slots come in a few runs, which the
-// lanes' round robin over slots spreads evenly
-fn slot_live(i: u32) -> bool { return pair_geoms(u32(tab[T_SLOT_PAIR + i])).x >= 0; }
+// The step's live lists, built once per step after the broadphase (index_pairs), so that the substeps visit only the
+// pairs that hold geoms (an empty pair's slots hold nothing) instead of every slot of the plan: the live pairs and
+// their contact slots in plan order, and per body the live pairs touching it in pair order (a CSR), which is the
+// order oracle/solve.py contact_sum adds them in. scr from SCR_LIVE: [live pairs n | n pair indices (NPAIR room) |
+// live slots m | m slot indices (NSLOT room)]; from SCR_BODYP: [first entry per body, NBODY + 1 | fill cursor per
+// body, NBODY | the entries: pair indices, 2 NPAIR room]. Lane 0 builds them, O(NPAIR + NBODY)
+// (a scene without contact slots runs no broadphase: its lists are empty, never read from scr)
+fn n_live_pairs() -> u32 { if (NSLOT == 0u) { return 0u; } return u32(scr[sb + SCR_LIVE]); }
+fn live_pair(k: u32) -> u32 { return u32(scr[sb + SCR_LIVE + 1u + k]); }
+fn n_live_slots() -> u32 { if (NSLOT == 0u) { return 0u; } return u32(scr[sb + SCR_LIVE + 1u + NPAIR]); }
+fn live_slot(k: u32) -> u32 { return u32(scr[sb + SCR_LIVE + 2u + NPAIR + k]); }
+fn body_first(b: u32) -> u32 {   // body b's entries: first(b) .. first(b + 1)
+  if (NSLOT == 0u) { return 0u; }
+  return u32(scr[sb + SCR_BODYP + b]);
+}
+fn body_pair(k: u32) -> u32 { return u32(scr[sb + SCR_BODYP + 2u * NBODY + 1u + k]); }
+
+fn index_pairs() {
+  if (lane != 0u) { return; }
+  let first = sb + SCR_BODYP;
+  let cursor = first + NBODY + 1u;
+  let entries = cursor + NBODY;
+  for (var b = 0u; b <= NBODY; b++) { scr[first + b] = 0.0; }
+  var n = 0u;
+  var m = 0u;
+  for (var p = 0u; p < NPAIR; p++) {
+    let g = pair_geoms(p);
+    if (g.x < 0) { continue; }
+    scr[sb + SCR_LIVE + 1u + n] = f32(p);
+    n++;
+    let i0 = u32(tab[T_PAIR_SLOT0 + p]);
+    for (var i = i0; i < i0 + u32(tab[T_PAIR_SLOTS + p]); i++) { scr[sb + SCR_LIVE + 2u + NPAIR + m] = f32(i); m++; }
+    for (var s = 0; s < 2; s++) {   // count at first[b + 1], the prefix sum below shifts it into place
+      let b = geom_body(u32(select(g.y, g.x, s == 0)));
+      if (b >= 0) { scr[first + u32(b) + 1u] = scr[first + u32(b) + 1u] + 1.0; }
+    }
+  }
+  scr[sb + SCR_LIVE] = f32(n);
+  scr[sb + SCR_LIVE + 1u + NPAIR] = f32(m);
+  for (var b = 0u; b < NBODY; b++) {
+    scr[first + b + 1u] = scr[first + b + 1u] + scr[first + b];
+    scr[cursor + b] = scr[first + b];
+  }
+  for (var k = 0u; k < n; k++) {
+    let p = live_pair(k);
+    let g = pair_geoms(p);
+    for (var s = 0; s < 2; s++) {
+      let b = geom_body(u32(select(g.y, g.x, s == 0)));
+      if (b >= 0) {
+        scr[entries + u32(scr[cursor + u32(b)])] = f32(p);
+        scr[cursor + u32(b)] = scr[cursor + u32(b)] + 1.0;
+      }
+    }
+  }
+}
 fn slot_side(i: u32, s: u32) -> Side {   // body side s (0: a, 1: b) of live contact slot i, unsplit, from the snapshot
   return gather_side(slot_body(i, s));
 }

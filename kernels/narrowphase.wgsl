@@ -3,9 +3,9 @@
 // pair functions (kernels/primitives.wgsl, box.wgsl, box_box.wgsl) write their slots to nc; pair_contacts, generated
 // in the header from the oracle's registry (oracle/collide NARROWPHASE), dispatches on the pair's kind.
 fn narrowphase() {
-  for (var p = lane; p < NPAIR; p += LANES) {   // nc is per lane (private): a pair's slots are its lane's
+  for (var k = lane; k < n_live_pairs(); k += LANES) {   // nc is per lane (private): a pair's slots are its lane's
+    let p = live_pair(k);   // an empty pair's slots are never read (kernels/contacts.wgsl index_pairs)
     let g = pair_geoms(p);
-    if (g.x < 0) { continue; }   // an empty pair's slots are never read (slot_live)
     let sa = geom_body_pose(g.x);
     let sb = geom_body_pose(g.y);
     let ba = geom_body(u32(g.x));

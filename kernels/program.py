@@ -146,7 +146,9 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   scr["SCR_CELL"] = scr["SCR_AABB"] + 6 * len(geoms)
   scr["SCR_BUCKET"] = scr["SCR_CELL"] + 5 * len(geoms)
   scr["SCR_ROW"] = scr["SCR_BUCKET"] + nbucket * model.hash_slots * bool(geoms)
-  scr["OVF"] = scr["SCR_ROW"] + 2 * nt * len(geoms)
+  scr["SCR_LIVE"] = scr["SCR_ROW"] + 2 * nt * len(geoms)
+  scr["SCR_BODYP"] = scr["SCR_LIVE"] + 2 + npair + n
+  scr["OVF"] = scr["SCR_BODYP"] + 2 * model.nbody + 1 + 2 * npair
   counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NHASH": len(geoms), "NBUCKET": nbucket,
             "HASH_SLOTS": model.hash_slots, "NTYPE": nt, "NBLOCK": len(cap), "NBLOCK_ARR": max(len(cap), 1),
             **{f"HASH_P{k}": p for k, p in enumerate(HASH_PRIMES)}, **scr, "SCR": scr["OVF"] + 1, **slot}

@@ -31,15 +31,13 @@ fn body_sum(b: u32) -> array<vec3<f32>, 2> {
 
 // per body b >= 0: the contact sides touching it, summed in slot order (a side, then b side), and their count
 // (oracle/solve.py contact_sum). A pair's slots are consecutive and its two geoms belong to different bodies, so
-// walking the pairs in order and summing the one matching side of each slot of a pair is that order, at a fraction
-// of a test per slot
+// walking the body's live pairs in pair order (kernels/contacts.wgsl index_pairs) and summing the one matching side
+// of each slot of a pair is that order, and visits only the pairs that touch b
 fn contact_sum(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32>>) -> f32 {
   var n = 0.0;
-  for (var p = 0u; p < NPAIR; p++) {
-    let g = pair_geoms(p);
-    if (g.x < 0) { continue; }   // an empty pair's slots belong to no body
-    let side_a = geom_body(u32(g.x)) == b;
-    if (!side_a && geom_body(u32(g.y)) != b) { continue; }
+  for (var k = body_first(u32(b)); k < body_first(u32(b) + 1u); k++) {
+    let p = body_pair(k);
+    let side_a = geom_body(u32(pair_geoms(p).x)) == b;
     let odx = select(SLOT_DX2, SLOT_DX1, side_a);     // the slot correction's dx1, dth1 or dx2, dth2
     let odth = select(SLOT_DTH2, SLOT_DTH1, side_a);
     let i0 = u32(tab[T_PAIR_SLOT0 + p]);
@@ -55,7 +53,8 @@ fn contact_sum(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32
 // multipliers reset at the start of every substep (M20 Alg. 2 line 10): the joints' and the contact slots'
 fn init_lambda() {
   for (var i = lane; i < NLAM_ARR; i += LANES) { lam[i] = 0.0; }
-  for (var i = lane; i < NSLOT; i += LANES) {
+  for (var k = lane; k < n_live_slots(); k += LANES) {   // only live slots are read
+    let i = live_slot(k);
     scr[sl(i) + SLOT_LAMBDA_N] = 0.0;
     scr[sl(i) + SLOT_LAMBDA_T] = 0.0;
     scr[sl(i) + SLOT_TOUCHING] = 0.0;
@@ -78,7 +77,7 @@ fn solve(h: f32) {
     else { c = slide(j, s1, s2, h); }
     jc[j] = c;
   }
-  for (var i = lane; i < NSLOT; i += LANES) { if (slot_live(i)) { contact(i); } }
+  for (var k = lane; k < n_live_slots(); k += LANES) { contact(live_slot(k)); }
   barrier();   // every correction written, and no lane still reads the snapshot that the update below overwrites
   for (var b = lane; b < NBODY; b += LANES) {
     // the joints' sums, then the contacts' (oracle/solve.py body_sum + contact_sum)
