@@ -106,21 +106,26 @@ def compare(src, steps: int = 1, batch: int = BATCH, seed: int = 0, noise: float
   return compare_cases(src, [(steps, noise)], batch, seed, judge, **kw)[0]
 
 
-def compare_contacts(src, batch: int = BATCH, seed: int = 0, noise: float = 0.5) -> dict | None:
+def compare_contacts(src, batch: int = BATCH, seed: int = 0, noise: float = 0.5, settle: int = 0,
+                     simulator=simulator) -> dict | None:
   """Contact-set parity (None for a scene without contacts). With one substep, a one-step launch leaves in its
   scratch rows the pair table its broadphase built and the contacts its narrowphase found at the poses `integrate`
   predicted (engine.wgsl.contact_set), in the oracle's canonical order (plane pairs, then each type-pair block in the
   broadphase's order), so both compare slot by slot from the same kicked float32 states. Returns the slot counts
   (live: slots of a candidate pair, valid: valid in the oracle), pairs_differ (env, pair) entries, flips (live slots
   whose valid flag differs) and the max |diff| over the oracle's valid slots of n, ra, rb, material (friction,
-  restitution) and approach (speed along n)."""
+  restitution) and approach (speed along n). settle: env-steps of the float32 oracle from the kicked states first,
+  for a scene whose bodies start in the air (the broadphase gives them no plane pair until they come near);
+  simulator: as run's."""
   from kernels.program import contact_tables
   from oracle.contacts import APPROACH, FRICTION, NORMAL, RA, RB, RESTITUTION, VALID
   scene = {**load_scene_dict(src), "substeps": 1}
   model = build_model(scene)
   oracle = Stepper(model)
   if not oracle.contacts: return None
-  p32 = kicked_states(model, batch, seed, noise)[0].astype(np.float32)
+  p32 = kicked_states(model, batch, seed, noise)[0]
+  if settle: p32 = run(scene, "oracle", [(p32, None, settle)], simulator=simulator)[0]
+  p32 = p32.astype(np.float32)
   want_pairs, want = (t.numpy() for t in oracle.contact_set(Tensor(p32)))
   got_pairs, got = (t.numpy() for t in Stepper(build_model(scene, device="WEBGPU"), "wgsl").contact_set(
     Tensor(p32, device="WEBGPU")))

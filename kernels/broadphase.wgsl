@@ -12,7 +12,8 @@
 //   5. lane 0 turns the counts into each row's first slot in its type-pair block (prefix sums in geom order, which
 //      is the block's row order) and counts the pairs beyond a block's capacity as overflow
 //   6. each row writes its partners in increasing index order into its slots, up to the block's capacity
-// Plane pairs are static (every world plane against every body geom) and fill the plan's first pair slots.
+// Plane pairs have static slots (every world plane against every body geom), the plan's first, filled where the
+// geom's AABB reaches the plane (plane_reach).
 
 // world AABB (lo, hi) of geom g at the step's start, grown by 2 dt (|v| + |w| rho) + margin (oracle/broadphase.py
 // _extents: every shape as a box of half extents e swept by a sphere of radius r)
@@ -118,12 +119,27 @@ fn count_rows(i: u32) {
   for (var t = 0u; t < NTYPE; t++) { scr[h_row(i, t)] = f32(count[t]); }
 }
 
-// this step's pair table, then the live lists the substeps loop over (kernels/contacts.wgsl index_pairs)
+// oracle/broadphase.py plane_reach: whether geom g's AABB reaches plane pl's half-space, its lowest corner along the
+// plane's normal (the plane frame's z axis) at or below the plane; the same sums in the same order as the oracle
+fn plane_reach(pl: u32, g: u32) -> bool {
+  let box = geom_aabb(g);
+  let n = rotation_columns(p4q(OFF_GEOM_QUAT + 4u * pl))[2];
+  let pos = p3(OFF_GEOM_POS + 3u * pl);
+  let low = select(box[1], box[0], n > vec3<f32>(0.0));
+  return n.x * low.x + n.y * low.y + n.z * low.z <= n.x * pos.x + n.y * pos.y + n.z * pos.z;
+}
+
+// this step's pair table, then the live lists the substeps loop over (kernels/contacts.wgsl index_pairs). Plane
+// pairs keep their static slots, the plan's first, empty where the geom cannot reach the plane this step
 fn broadphase() {
   overflow = 0u;
   for (var p = lane; p < NPAIR; p += LANES) {
-    if (p < NPLANE_PAIR) { set_pair(p, vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u])); }
-    else { set_pair(p, vec2<i32>(-1, -1)); }
+    var pair = vec2<i32>(-1, -1);
+    if (p < NPLANE_PAIR) {
+      let pg = vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u]);
+      if (plane_reach(u32(pg.x), u32(pg.y))) { pair = pg; }
+    }
+    set_pair(p, pair);
   }
   if (NHASH > 0u) { spatial_hash(); }
   barrier();

@@ -120,6 +120,24 @@ def geom_aabb(model, packed: Tensor) -> tuple[Tensor, Tensor]:
   return box[..., 0:3], box[..., 3:6]
 
 
+def plane_reach(model, packed: Tensor, pairs: list[tuple[int, int]]) -> Tensor:
+  """(B, len(pairs)) bool, for static (plane, geom) pairs: whether the geom's AABB (as the hash grows it: for the
+  step's motion and the contact margin) reaches the plane's half-space: its lowest corner along the plane's normal n
+  (the plane frame's z axis) is at or below the plane, sum_k n_k (lo_k if n_k > 0 else hi_k) <= n . p. A plane pairs
+  with the geoms that can touch it this step, as the hash pairs geoms, so a body in the air has no plane slots to
+  solve (kernels/broadphase.wgsl plane_reach writes the same sums in the same order)."""
+  geoms = hashed_geoms(model)
+  box = _aabb(model, geoms, packed)                                                    # (B, N, 6) [lo | hi]
+  at = Tensor([geoms.index(g) for _, g in pairs], dtype=dtypes.int32, device=packed.device)
+  lo, hi = box[:, at, 0:3], box[:, at, 3:6]                                            # (B, P, 3)
+  planes = tuple(p for p, _ in pairs)
+  n = Quat(*(take(model.geom_quat[..., k], planes) for k in range(4))).rotation_columns()[2]
+  pos = V3(*(take(model.geom_pos[..., k], planes) for k in range(3)))
+  def low(k, nk): return (nk > 0).where(lo[..., k], hi[..., k])
+  lowest = n.x * low(0, n.x) + n.y * low(1, n.y) + n.z * low(2, n.z)
+  return lowest <= n.x * pos.x + n.y * pos.y + n.z * pos.z
+
+
 def table_size(n: int) -> int:
   """H: hash buckets per env, the smallest power of two >= 2 n (sparse, so distinct cells rarely share a bucket)."""
   return 1 << max(2 * n - 1, 1).bit_length()

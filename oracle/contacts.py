@@ -3,9 +3,10 @@ per-block pair-function call that the narrowphase stage (oracle/narrowphase.py),
 penetration checks below share.
 
 Per step, `contact_plan` lists candidate pairs as fixed-shape blocks, one per pair of geom types (MJX's pair table):
-plane pairs are static (every plane against every body geom), the others come from the spatial hash
-(oracle/broadphase.py). Each block has P pair slots and K contact slots per pair, so a scene always has the same
-C = sum(P K) contact slots and every kernel keeps its shape. Which body each slot touches is a one-hot row per side
+plane pairs have static slots (every plane against every body geom), filled where the geom's AABB reaches the plane
+(broadphase.plane_reach), the others come from the spatial hash (oracle/broadphase.py). Each block has P pair slots
+and K contact slots per pair, so a scene always has the same C = sum(P K) contact slots and every kernel keeps its
+shape. Which body each slot touches is a one-hot row per side
 (a zero row is the static world): gathers and scatters are products with it, never data-dependent indexing.
 
 Per substep, the narrowphase runs after integrate (M20 sec. 3.5: contacts are found on the predicted poses; the
@@ -16,7 +17,7 @@ a row of ROW floats (VALID, NORMAL, ... below; the WGSL kernel's contact slots t
 from __future__ import annotations
 from dataclasses import dataclass
 from tinygrad import Tensor, dtypes
-from oracle.broadphase import broadphase
+from oracle.broadphase import broadphase, plane_reach
 from oracle.collide import NARROWPHASE, Contact, Geom
 from oracle.math3 import V3, Quat, const
 from oracle.types import GEOM_TYPES, WORLD
@@ -95,7 +96,9 @@ def find_pairs(model, packed: Tensor) -> tuple[Tensor, Tensor]:
   the broadphase's overflow count (B,) int32. Discrete: nothing differentiates through it."""
   B = packed.shape[0]
   overflow = Tensor.zeros(B, dtype=dtypes.int32, device=packed.device).contiguous()
-  tables = [const([g for p in pairs for g in p], overflow).reshape(1, len(pairs), 2).expand(B, len(pairs), 2)
+  # plane pairs keep their static slots, empty (-1) where the geom's AABB does not reach the plane this step
+  tables = [plane_reach(model, packed, pairs).unsqueeze(-1).where(
+            const([g for p in pairs for g in p], overflow).reshape(1, len(pairs), 2), -1)
             for pairs in plane_pairs(model).values()]
   if model.pair_capacity:
     table = broadphase(model, packed)

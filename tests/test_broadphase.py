@@ -14,7 +14,7 @@ from engine import load_scene
 from engine.npquat import quat_to_mat
 from tests.helpers import axis_angle
 from oracle.broadphase import (CELL_MARGIN, HASH_PRIMES, _bucket, broadphase, brute_force_pairs, geom_aabb,
-                               hashed_geoms, table_size)
+                               hashed_geoms, plane_reach, table_size)
 
 B = 4  # envs per random example: one compiled graph per layout
 # random layout: 10 free bodies (two with two geoms), a ground plane and a static world box; bodies 0-1 joined with
@@ -248,3 +248,23 @@ def test_verify_broadphase_work_grows_linearly():
   # per sphere the count stays in a band (measured 5.9, 7.3, 5.9: which lattice neighbours share adjacent cells
   # depends on where 1.2 k falls between cell boundaries), while brute force's grows 8-fold from 27 to 216 spheres
   assert per_sphere[-1] < 2.0 * per_sphere[0], per_sphere
+
+
+def test_verify_plane_pairs_reach():
+  """A plane pairs with a geom only where the geom's grown AABB reaches it (oracle/broadphase.py plane_reach): a
+  sphere of radius r moving at v above a plane tilted by 0.3 rad, placed along the plane's normal at distance
+  r + 2 dt |v| + margin plus or minus 1 mm, since the AABB of a sphere is a cube, its lowest corner along a unit
+  normal n lies sum_k |n_k| (r + grow) below the centre. float64."""
+  tilt = axis_angle([1.0, 0.0, 0.0], 0.3)
+  scene = {"name": "reach", "dt": 0.01, "contact": {"margin": 0.002},
+           "world": {"geoms": [{"type": "plane", "quat": tilt.tolist(), "pos": [0.0, 0.0, 0.5]}]},
+           "bodies": [{"name": "s", "pos": [0.0, 0.0, 2.0], "geoms": [{"type": "sphere", "size": [0.1]}]}]}
+  model = load_scene(scene, dtypes.float64, "CPU")
+  n = quat_to_mat(tilt)[:, 2]
+  v = np.array([0.3, -0.4, 0.0])                                                        # |v| = 0.5 m/s
+  half = 0.1 + 2 * 0.01 * 0.5 + 0.002                                                   # r + grow [m]
+  reach = half * np.abs(n).sum()                                                        # centre to lowest corner
+  rows = [np.concatenate([np.array([0.0, 0.0, 0.5]) + n * (reach + dz), [1.0, 0, 0, 0], v, [0.0, 0, 0]])
+          for dz in (-1e-3, 1e-3)]
+  got = plane_reach(model, Tensor(np.array(rows)[:, None], dtype=dtypes.float64, device="CPU"), [(0, 1)])
+  assert got.numpy()[:, 0].tolist() == [True, False]
