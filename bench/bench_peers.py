@@ -3,16 +3,18 @@
 WGSL kernel on WEBGPU (lavapipe on this machine), on the same scenes and batches, each figure with the scene's
 physical check on its own final state, and the ratio of the faster backend to MuJoCo.
 
-  python bench/bench_peers.py                                  # pendulum x4096, drop x256, stack10 x64
+  python bench/bench_peers.py                                  # pendulum x4096, drop x256, stack10 x64, ant x256
   python bench/bench_peers.py --only drop:256 --configs mujoco oracle-CPU
 
 Protocol, the same for every engine: one call of `steps` env-steps from the scene's initial state (reported as
 first-call seconds: the engine's compile, MuJoCo's thread pool), then 3 timed calls of `steps` env-steps, each
 continuing from the last; env-steps/s = batch x steps / median seconds. The check runs on the final state (after
 4 x steps env-steps): pendulum, the rod keeps its 1 m length within 1 mm; drop, the box rests at its half height
-(within 1 mm, below 1 cm/s); stack10, no cube slides 2 mm or sinks 1 mm into the one below. Every env starts from
-the same state.
-Needs `pip install mujoco` (pinned in the `bench` extra); results go to bench/results_peers.json.
+(within 1 mm, below 1 cm/s); stack10, no cube slides 2 mm or sinks 1 mm into the one below; ant (the ant task's
+scene, engine/tasks/scenes/ant.json, zero control), the ant stands on its feet at rest (torso within 1 cm of its rigid
+rest height and of its start in x, y, every body below 1 cm/s). Every env starts from the same state.
+Needs `pip install mujoco` (pinned in the `bench` extra); results go to bench/results_peers.json, merged by scene and
+batch (a run replaces the rows it measured and keeps the others, each row with the run it came from under "meta").
 """
 from __future__ import annotations
 import argparse
@@ -29,10 +31,23 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-# (scene, batch, env-steps per call): issue 16's targets, MuJoCo C on 2 threads as the reference
-SET = (("pendulum", 4096, 120), ("drop", 256, 240), ("stack10", 64, 60))
+# (scene, batch, env-steps per call): issue 16's targets, MuJoCo C on 2 threads as the reference. The ant runs with
+# zero control on every engine, which gives a sharp check (it stands at rest): Simulator.rollout holds one ctrl per
+# call, so a per-step random sequence is not the same work through the front door, and MuJoCo is at its fastest at
+# rest (x256 on this machine: 289k env-steps/s, 268k with a random ctrl held per env, 167k with a new one each step)
+SET = (("pendulum", 4096, 120), ("drop", 256, 240), ("stack10", 64, 60), ("ant", 256, 100))
 CONFIGS = {"mujoco": None, "oracle-CPU": ("oracle", "CPU"), "wgsl-WEBGPU": ("wgsl", "WEBGPU")}
 THREADS = 2
+# the ant's torso height [m] at rigid rest: knees on their -0.002 rad limit (the scene's pose bends them 0.502 rad, 2
+# mrad above their 0.5 rad limit, feet 0.5 mm above the ground; unbending a knee 1 mrad lifts its foot 0.53 mm), feet
+# on the ground: 0.349208 - 0.0004998 (gap) - 0.0010525 (2 mrad unbent), from the scene's geometry (engine/tasks/ant.py)
+ANT_REST_Z = 0.347656
+
+
+def scene_path(scene: str) -> Path:
+  """A scene's JSON: scenes/ holds the physics scenes, engine/tasks/scenes/ the tasks' (the ant)."""
+  path = ROOT / "scenes" / f"{scene}.json"
+  return path if path.exists() else ROOT / "engine" / "tasks" / "scenes" / f"{scene}.json"
 
 
 def check(scene: str, start: np.ndarray, pos: np.ndarray, vel: np.ndarray) -> tuple[bool, float, str]:
@@ -44,6 +59,14 @@ def check(scene: str, start: np.ndarray, pos: np.ndarray, vel: np.ndarray) -> tu
   if scene == "drop":
     err = float(np.abs(pos[:, 0, 2] - 0.1).max())
     return err < 1e-3 and float(np.abs(vel).max()) < 1e-2, err, "rest height error [m]"
+  if scene == "ant":
+    # standing with zero control: the torso within 1 cm of its rigid rest height. The joints' and contacts' compliance
+    # sag it (MuJoCo 2.6 mm at its 0.02 s step, the engine 5.9 mm: its joints' static error); an ant whose knees
+    # give 20 mrad past their limit is 1 cm lower, one lying on its torso 9.8 cm. At rest (below 1 cm/s), where it
+    # started in x, y (a symmetric ant with no torque has nothing to walk it off), and finite (NaN fails every bound)
+    err = float(np.abs(pos[:, 0, 2] - ANT_REST_Z).max()) if np.isfinite(pos).all() else float("nan")
+    drift = float(np.linalg.norm(pos[:, 0, :2] - start[:, 0, :2], axis=-1).max())
+    return err < 1e-2 and drift < 1e-2 and float(np.abs(vel).max()) < 1e-2, err, "torso height off its rest [m]"
   # a resting stack stands: no cube slides or leans 2 mm, none sinks 1 mm into the one below (or the ground), as in
   # tests/test_verify_stack.py; the compression of a soft-contact column (MuJoCo: ~0.5 mm a contact, 7.8 mm at the
   # top of ten) is the contacts' own depth, each checked, not a drift
@@ -72,7 +95,7 @@ def run_engine(scene: str, batch: int, steps: int, config: str) -> dict:
   from engine.scene import load_scene
   from engine.simulator import Simulator
   backend, device = CONFIGS[config]
-  model = load_scene(ROOT / "scenes" / f"{scene}.json", device=device)
+  model = load_scene(scene_path(scene), device=device)
   # the step tier from the first call (engine/stepping.py); the kernel fuses 10 env-steps a call, as bench_wgsl.py
   sim = Simulator(model, batch, backend=backend, steps_per_call=10 if backend == "wgsl" else 1, tier_up=0)
   start = sim.reset()
@@ -96,7 +119,7 @@ def run_mujoco(scene: str, batch: int, steps: int) -> dict:
     for row in x:
       mujoco.mj_setState(m, d, row, spec)
       mujoco.mj_forward(m, d)
-      pos.append(d.xpos[1:].copy())
+      pos.append(d.xipos[1:].copy())   # centres of mass, the engine's body frames (and mj_objectVelocity's point)
       vel.append([(mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, v6, 0), v6[3:].copy())[1]
                   for b in range(1, m.nbody)])
     return np.array(pos), np.array(vel)
@@ -107,13 +130,25 @@ def run_mujoco(scene: str, batch: int, steps: int) -> dict:
   return {"first_call_s": first, "wall_s": wall, "result": check(scene, p0, p, v)}
 
 
+def merged(path: Path, meta: dict, rows: list) -> dict:
+  """The results file with these rows in place of those of the same scene and batch, and the others kept: every row
+  carries the meta of the run that measured it (rows written before rows carried one get the file's), since ratios
+  only compare within one run."""
+  try: old = json.loads(path.read_text())
+  except (OSError, ValueError): old = {}
+  new = {(r["scene"], r["batch"]): r for r in rows}
+  kept = [new.pop((r["scene"], r["batch"]), {**r, "meta": r.get("meta", old.get("meta"))})
+          for r in old.get("results", [])]
+  return {"meta": meta, "results": kept + list(new.values())}
+
+
 def rate(x: float | None) -> str:
   return "-" if x is None else f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.1f}k" if x >= 1e3 else f"{x:.0f}"
 
 
 def main(argv=None) -> int:
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  p.add_argument("--only", nargs="*", help="scene:batch items (default: pendulum:4096 drop:256 stack10:64)")
+  p.add_argument("--only", nargs="*", help="scene:batch items (default: pendulum:4096 drop:256 stack10:64 ant:256)")
   p.add_argument("--steps", type=int, help="env-steps per call (default: per scene)")
   p.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
   p.add_argument("--out", default=str(ROOT / "bench" / "results_peers.json"))
@@ -148,8 +183,9 @@ def main(argv=None) -> int:
     ours = [row[c]["env_steps_per_s"] for c in args.configs if c != "mujoco" and "env_steps_per_s" in row[c]]
     if ours and "env_steps_per_s" in row.get("mujoco", {}):
       row["best_over_mujoco"] = max(ours) / row["mujoco"]["env_steps_per_s"]
+    row["meta"] = meta
     results.append(row)
-    Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+    Path(args.out).write_text(json.dumps(merged(Path(args.out), meta, results), indent=1) + "\n")
   print("\n| scene x batch | " + " | ".join(args.configs) + " | best / MuJoCo |")
   print("|" + " --- |" * (len(args.configs) + 2))
   for row in results:
