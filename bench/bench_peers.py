@@ -5,6 +5,7 @@ physical check on its own final state, and the ratio of the faster backend to Mu
 
   python bench/bench_peers.py                                  # pendulum x4096, drop x256, stack10 x64, ant x256
   python bench/bench_peers.py --only drop:256 --configs mujoco oracle-CPU
+  python bench/bench_peers.py --study-budget                   # this engine at bench/study_budget.py's budgets
 
 Protocol, the same for every engine: one call of `steps` env-steps from the scene's initial state (reported as
 first-call seconds: the engine's compile, MuJoCo's thread pool), then 3 timed calls of `steps` env-steps, each
@@ -90,12 +91,23 @@ def timed(advance, state, sync) -> tuple[float, float, object]:
   return first, statistics.median(walls), state
 
 
-def run_engine(scene: str, batch: int, steps: int, config: str) -> dict:
+def study_budget(scene: str) -> tuple[int, int] | None:
+  """(substeps, iterations) that bench/study_budget.py recommends for the scene (the cheapest budget that passes its
+  physical check with margin), or None where the study has none (bench/results_budget.json)."""
+  try: rec = json.loads((ROOT / "bench" / "results_budget.json").read_text())["scenes"][scene]["recommended"]
+  except (OSError, KeyError, ValueError): return None
+  return (int(rec[0]), int(rec[1])) if rec else None
+
+
+def run_engine(scene: str, batch: int, steps: int, config: str, budget: tuple[int, int] | None = None) -> dict:
+  """One engine configuration on the scene; budget: (substeps, iterations) in place of the scene file's."""
   from tinygrad import Device
   from engine.scene import load_scene
   from engine.simulator import Simulator
   backend, device = CONFIGS[config]
-  model = load_scene(scene_path(scene), device=device)
+  spec = json.loads(scene_path(scene).read_text())
+  if budget: spec.update(substeps=budget[0], iterations=budget[1])
+  model = load_scene(spec, device=device)
   # the step tier from the first call (engine/stepping.py); the kernel fuses 10 env-steps a call, as bench_wgsl.py
   sim = Simulator(model, batch, backend=backend, steps_per_call=10 if backend == "wgsl" else 1, tier_up=0)
   start = sim.reset()
@@ -151,8 +163,13 @@ def main(argv=None) -> int:
   p.add_argument("--only", nargs="*", help="scene:batch items (default: pendulum:4096 drop:256 stack10:64 ant:256)")
   p.add_argument("--steps", type=int, help="env-steps per call (default: per scene)")
   p.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
-  p.add_argument("--out", default=str(ROOT / "bench" / "results_peers.json"))
+  p.add_argument("--study-budget", action="store_true", help="run this engine at the substeps and iterations "
+                 "bench/study_budget.py recommends per scene (default: the scene file's); writes "
+                 "bench/results_peers_budget.json unless --out is given")
+  p.add_argument("--out")
   args = p.parse_args(argv)
+  args.out = args.out or str(ROOT / "bench" / ("results_peers_budget.json" if args.study_budget else
+                                               "results_peers.json"))
   items = SET if not args.only else [(s.split(":")[0], int(s.split(":")[1]), dict((x, n) for x, _, n in SET).get(
     s.split(":")[0], 60)) for s in args.only]
   versions = {k: importlib.metadata.version(k) for k in ("tinygrad", "numpy")}
@@ -167,9 +184,11 @@ def main(argv=None) -> int:
   results, failed = [], False
   for scene, batch, steps in items:
     steps = args.steps or steps
-    row = {"scene": scene, "batch": batch, "steps": steps}
+    budget = study_budget(scene) if args.study_budget else None
+    row = {"scene": scene, "batch": batch, "steps": steps, **({"budget": list(budget)} if budget else {})}
     for config in args.configs:
-      try: r = run_mujoco(scene, batch, steps) if config == "mujoco" else run_engine(scene, batch, steps, config)
+      try: r = run_mujoco(scene, batch, steps) if config == "mujoco" else run_engine(scene, batch, steps, config,
+                                                                                      budget)
       except Exception as e:  # noqa: BLE001 (one backend failing must not hide the others' figures)
         r = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
       if "error" not in r:
@@ -191,7 +210,8 @@ def main(argv=None) -> int:
   for row in results:
     cells = [rate(row[c].get("env_steps_per_s")) for c in args.configs]
     best = row.get("best_over_mujoco")
-    print(f"| {row['scene']} x{row['batch']} | " + " | ".join(cells) + f" | {'-' if best is None else f'{best:.3f}'} |")
+    name = f"{row['scene']} x{row['batch']}" + (" (S={}, K={})".format(*row["budget"]) if "budget" in row else "")
+    print(f"| {name} | " + " | ".join(cells) + f" | {'-' if best is None else f'{best:.3f}'} |")
   print(", ".join(f"{k} {v}" for k, v in meta.items()))
   return 1 if failed else 0
 
