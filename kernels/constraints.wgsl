@@ -173,5 +173,6 @@ fn contact(i: u32) {
   set_slot_corr(i, chain(normal.c, fr.c));
   scr[sl(i) + SLOT_LAMBDA_T] = scr[sl(i) + SLOT_LAMBDA_T] + fr.mag;
   scr[sl(i) + SLOT_LAMBDA_N] = lam_n;
+  scr[sl(i) + SLOT_TOUCHED] = max(scr[sl(i) + SLOT_TOUCHED], select(0.0, 1.0, touching));   // any iteration so far
   scr[sl(i) + SLOT_TOUCHING] = select(0.0, 1.0, touching);
 }

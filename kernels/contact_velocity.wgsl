@@ -21,7 +21,7 @@ fn contact_velocity(h: f32) {
     let du = -u + min(-e * u0, 0.0);
     let dv = n * du - st.dir * select(0.0, friction, st.on);
     let dd = norm_dir(dv, 1e-12);
-    let touching = scr[sl(i) + SLOT_TOUCHING] > 0.0;
+    let touching = scr[sl(i) + SLOT_TOUCHED] > 0.0;   // in any iteration of the position solve
     let w = inv_mass_at(s1, oa, dd.dir) + inv_mass_at(s2, ob, dd.dir);
     let p = dd.dir * select(0.0, dd.len / (w + 1e-30), touching && dd.on);
     set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im),
@@ -31,7 +31,7 @@ fn contact_velocity(h: f32) {
   for (var b = lane; b < NBODY; b += LANES) {
     var dv = vec3<f32>(0.0);
     var dw = vec3<f32>(0.0);
-    let cnt = contact_sum(i32(b), &dv, &dw);
+    let cnt = contact_sum(i32(b), &dv, &dw, SLOT_TOUCHED);
     let scale = 1.0 / max(cnt, 1.0);
     bv[b] = bv[b] + dv * scale;
     bw[b] = bw[b] + dw * scale;

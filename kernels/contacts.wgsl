@@ -8,7 +8,7 @@
 // which a float store may change) | SLOT_W floats per contact slot, from SCR_SLOTS | the spatial hash's work rows
 // (kernels/broadphase.wgsl), from SCR_AABB, SCR_CELL, SCR_BUCKET and SCR_ROW | pairs dropped (OVF)]. A slot's floats are laid out by the header's SLOT_*
 // offsets, generated from the oracle's narrowphase row (oracle/contacts.py VALID, NORMAL, ...) followed by its
-// contact solve's result row (oracle/solve.py DX1 .. DTH2, LAMBDA_N, LAMBDA_T, TOUCHING).
+// contact solve's result row (oracle/solve.py DX1 .. DTH2, LAMBDA_N, LAMBDA_T, TOUCHED, TOUCHING).
 
 fn sl(i: u32) -> u32 { return sb + SCR_SLOTS + SLOT_W * i; }   // contact slot i's first float in scr
 fn lv3(o: u32) -> vec3<f32> { return vec3<f32>(scr[o], scr[o + 1u], scr[o + 2u]); }

@@ -99,11 +99,12 @@ def slot_layout() -> dict[str, int]:
   """Offsets SLOT_<FIELD> in a contact slot's floats of the kernel's scratch (kernels/contacts.wgsl), and its width
   SLOT_W: the narrowphase row as oracle/contacts.py lays it out (VALID, NORMAL, RA, RB, FRICTION, RESTITUTION,
   APPROACH; ROW floats from SLOT_ROW), then the contact solve's result row as oracle/solve.py lays it out
-  (solve_contacts: the correction DX1, DTH1, DX2, DTH2, then LAMBDA_N, LAMBDA_T, TOUCHING; CONTACT_W floats)."""
+  (solve_contacts: the correction DX1, DTH1, DX2, DTH2, then LAMBDA_N, LAMBDA_T, TOUCHED, TOUCHING; CONTACT_W
+  floats)."""
   def at(f): return f.start if isinstance(f, slice) else f
   row = {k: at(getattr(contacts, k)) for k in ("VALID", "NORMAL", "RA", "RB", "FRICTION", "RESTITUTION", "APPROACH")}
   res = {k: contacts.ROW + at(getattr(solve, k)) for k in ("DX1", "DTH1", "DX2", "DTH2", "LAMBDA_N", "LAMBDA_T",
-                                                           "TOUCHING")}
+                                                           "TOUCHED", "TOUCHING")}
   return {f"SLOT_{k}": v for k, v in {"ROW": 0, **row, **res, "W": contacts.ROW + solve.CONTACT_W}.items()}
 
 

@@ -29,11 +29,12 @@ fn body_sum(b: u32) -> array<vec3<f32>, 2> {
   return out;
 }
 
-// per body b >= 0: the contact sides touching it, summed in slot order (a side, then b side), and their count
+// per body b >= 0: the contact sides touching it, summed in slot order (a side, then b side), and how many count
+// (the slot flag `counted`: SLOT_TOUCHING in the solve, SLOT_TOUCHED in the velocity pass, as the oracle counts)
 // (oracle/solve.py contact_sum). A pair's slots are consecutive and its two geoms belong to different bodies, so
 // walking the body's live pairs in pair order (kernels/contacts.wgsl index_pairs) and summing the one matching side
 // of each slot of a pair is that order, and visits only the pairs that touch b
-fn contact_sum(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32>>) -> f32 {
+fn contact_sum(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32>>, counted: u32) -> f32 {
   var n = 0.0;
   for (var k = body_first(u32(b)); k < body_first(u32(b) + 1u); k++) {
     let p = body_pair(k);
@@ -44,7 +45,7 @@ fn contact_sum(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32
     for (var i = i0; i < i0 + u32(tab[T_PAIR_SLOTS + p]); i++) {
       *dx = *dx + lv3(sl(i) + odx);
       *dth = *dth + lv3(sl(i) + odth);
-      n = n + scr[sl(i) + SLOT_TOUCHING];
+      n = n + scr[sl(i) + counted];
     }
   }
   return n;
@@ -57,6 +58,7 @@ fn init_lambda() {
     let i = live_slot(k);
     scr[sl(i) + SLOT_LAMBDA_N] = 0.0;
     scr[sl(i) + SLOT_LAMBDA_T] = 0.0;
+    scr[sl(i) + SLOT_TOUCHED] = 0.0;
     scr[sl(i) + SLOT_TOUCHING] = 0.0;
   }
 }
@@ -86,7 +88,7 @@ fn solve(h: f32) {
     var dth = js[1];
     var cdx = vec3<f32>(0.0);
     var cdth = vec3<f32>(0.0);
-    let touching = contact_sum(i32(b), &cdx, &cdth);
+    let touching = contact_sum(i32(b), &cdx, &cdth, SLOT_TOUCHING);
     dx = dx + cdx;
     dth = dth + cdth;
     let scale = RELAXATION / max(COUNTS[b] + touching, 1.0);

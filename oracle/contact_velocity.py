@@ -4,7 +4,7 @@ from tinygrad import Tensor
 from oracle.contacts import APPROACH, FRICTION, NORMAL, RA, RB, RESTITUTION, side_rows
 from oracle.math3 import V3
 from oracle.packed import ANGVEL, VEL, pack, unpack
-from oracle.solve import LAMBDA_N, TOUCHING, contact_sides, contact_sum
+from oracle.solve import LAMBDA_N, TOUCHED, contact_sides, contact_sum
 
 
 def contact_velocity(model, plan, contacts: Tensor, clam: Tensor, packed: Tensor, h: float) -> Tensor:
@@ -34,7 +34,7 @@ def contact_velocity(model, plan, contacts: Tensor, clam: Tensor, packed: Tensor
   du = -u + (-e * u0).minimum(0.0)                                    # M20 eq. 34
   dv = n * du - t * sliding.where(friction, 0.0)
   size, d, on = dv.norm_dir(1e-12)
-  touching = clam[..., TOUCHING] > 0
+  touching = clam[..., TOUCHED] > 0   # in any iteration of the substep's position solve
   w = s1.inv_mass_at(oa, d) + s2.inv_mass_at(ob, d)
   p = d * (touching & on).where(size / (w + 1e-30), 0.0)
   d1, d2 = s1.world_inv_inertia(oa.cross(p)), -s2.world_inv_inertia(ob.cross(p))

@@ -12,12 +12,14 @@ from oracle.types import WORLD
 from oracle.xpbd import Side
 
 # a constraint's result row: its correction [dx1 | dth1 | dx2 | dth2] (world frame; side 1 the parent or contact
-# side a), then its multipliers; a contact's (solve_contacts) are lambda_n, lambda_t, then whether it touched. The
-# WGSL kernel's contact slots take this layout from here (kernels/program.py slot_layout)
+# side a), then its multipliers; a contact's (solve_contacts) are lambda_n, lambda_t, whether it touched in any
+# iteration of this substep so far (the velocity pass's contacts), then whether it touches at this iteration's
+# snapshot (the Jacobi average's count: contact_sum reads the last column). The WGSL kernel's contact slots take this
+# layout from here (kernels/program.py slot_layout)
 DX1, DTH1, DX2, DTH2 = slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12)
 NCORR = 12
-LAMBDA_N, LAMBDA_T, TOUCHING = NCORR, NCORR + 1, NCORR + 2
-CONTACT_W = NCORR + 3
+LAMBDA_N, LAMBDA_T, TOUCHED, TOUCHING = NCORR, NCORR + 1, NCORR + 2, NCORR + 3
+CONTACT_W = NCORR + 4
 
 
 def gather_side(model, packed: Tensor, idx: tuple[int, ...]) -> Side:
@@ -102,7 +104,9 @@ def contact_sides(rows: Tensor, side: Tensor) -> tuple[Side, Side]:
 def solve_contacts(model, plan: ContactPlan, contacts: Tensor, packed: Tensor, lam: Tensor | None,
                    h: float) -> Tensor:
   """One kernel over every contact slot: (B, C, CONTACT_W) = [dx_a | dth_a | dx_b | dth_b | lambda_n | lambda_t |
-  touching]."""
+  touched | touching]. touched: touching at this iteration or an earlier one of the substep. Restitution and dynamic
+  friction act on the contacts that touched (M20 sec. 3.6): with K > 1 iterations the first can push a contact
+  apart, and the last snapshot alone then missed it (a bouncing ball landed and stayed, bench/study_budget.py)."""
   rows = side_rows(plan.contact_body, packed).contiguous()
   s1, s2 = contact_sides(rows, plan.contact_side)
   c = contacts
@@ -113,8 +117,9 @@ def solve_contacts(model, plan: ContactPlan, contacts: Tensor, packed: Tensor, l
   zero = c[..., VALID] * 0.0
   prev = (zero, zero) if lam is None else (lam[..., LAMBDA_N], lam[..., LAMBDA_T])
   corr, (ln, lt), touching = CONSTRAINTS["contact"](model, cin, s1, s2, prev, h)
+  touched = touching if lam is None else touching | (lam[..., TOUCHED] > 0)
   cols = [t for v in (corr.dx1, corr.dth1, corr.dx2, corr.dth2) for t in (v.x, v.y, v.z)]
-  return Tensor.stack(*cols, ln, lt, touching.where(1.0, 0.0), dim=-1).contiguous()
+  return Tensor.stack(*cols, ln, lt, touched.where(1.0, 0.0), touching.where(1.0, 0.0), dim=-1).contiguous()
 
 
 def contact_sum(body: Tensor, res: Tensor) -> Tensor:

@@ -1,10 +1,21 @@
 """WGSL kernel vs oracle on every scene in scenes/ with contacts (the measure and the checks: test_parity_wgsl.py;
 split from it so pytest-xdist runs the two halves on both cores)."""
 import pytest
-from test_parity_wgsl import check_scene, scene_params
-from tests.helpers import wgsl_checked  # noqa: F401 (autouse)
+from engine.parity import compare_cases
+from test_parity_wgsl import SHARED, check, check_scene, scene_params
+from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
 
 @pytest.mark.parametrize("path", scene_params(contacts=True))
 def test_parity_scene_contacts(path):
   check_scene(path)
+
+
+@pytest.mark.xdist_group("bounce")
+def test_parity_bounce_two_iterations():
+  """Two Jacobi iterations a substep: the kernel's velocity pass restitutes the contacts that touched in any
+  iteration, as the oracle's does (oracle/solve.py TOUCHED), through the first impact (~step 108 of 130 from rest) and
+  the bounce: within 1e-4 of the oracle, or the float64 floor."""
+  from engine.scene import load_scene_dict
+  scene = {**load_scene_dict(SCENES / "bounce.json"), "name": "bounce_k2", "iterations": 2}
+  check(compare_cases(scene, [(130, 0.0)], batch=4, judge=False, **SHARED)[0], tol=1e-4)
