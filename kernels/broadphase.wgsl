@@ -87,10 +87,10 @@ fn next_partner(i: u32, t: u32, above: i32) -> i32 {
   let c = cell_of(i);
   let ti = hashed_type(i);
   var best = -1;
-  for (var n = 0u; n < 27u; n++) {
+  for (var n = 0u; n < n_neighbours(); n++) {
     let nc = neighbour(c, n);
     let base = h_bucket(bucket_of(nc));
-    for (var m = 0u; m < HASH_SLOTS; m++) {
+    for (var m = 0u; m < n_slots(); m++) {
       let j1 = i32(scr[base + m]);
       if (j1 == 0) { break; }   // slots fill from 0 in rank order: the rest are empty
       let j = u32(j1 - 1);
@@ -105,10 +105,10 @@ fn count_rows(i: u32) {
   var count = array<u32, NTYPE>();
   let c = cell_of(i);
   let ti = hashed_type(i);
-  for (var n = 0u; n < 27u; n++) {
+  for (var n = 0u; n < n_neighbours(); n++) {
     let nc = neighbour(c, n);
     let base = h_bucket(bucket_of(nc));
-    for (var m = 0u; m < HASH_SLOTS; m++) {
+    for (var m = 0u; m < n_slots(); m++) {
       let j1 = i32(scr[base + m]);
       if (j1 == 0) { break; }
       let j = u32(j1 - 1);
@@ -116,7 +116,7 @@ fn count_rows(i: u32) {
       if (all(cell_of(j) == nc) && heads(i, ti, j, tj)) { count[tj] = count[tj] + 1u; }
     }
   }
-  for (var t = 0u; t < NTYPE; t++) { scr[h_row(i, t)] = f32(count[t]); }
+  for (var t = 0u; t < n_type(); t++) { scr[h_row(i, t)] = f32(count[t]); }
 }
 
 // oracle/broadphase.py plane_reach: whether geom g's AABB reaches plane pl's half-space, its lowest corner along the
@@ -133,7 +133,7 @@ fn plane_reach(pl: u32, g: u32) -> bool {
 // pairs keep their static slots, the plan's first, empty where the geom cannot reach the plane this step
 fn broadphase() {
   overflow = 0u;
-  for (var p = lane; p < NPAIR; p += LANES) {
+  for (var p = lane; p < n_pair(); p += LANES) {
     var pair = vec2<i32>(-1, -1);
     if (p < NPLANE_PAIR) {
       let pg = vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u]);
@@ -148,7 +148,7 @@ fn broadphase() {
 
 fn spatial_hash() {
   // 1.
-  for (var i = lane; i < NHASH; i += LANES) {
+  for (var i = lane; i < n_hash(); i += LANES) {
     let b = geom_aabb(hashed_geom(i));
     sv3(h_aabb(i), b[0]);
     sv3(h_aabb(i) + 3u, b[1]);
@@ -157,12 +157,12 @@ fn spatial_hash() {
   barrier();
   // 2. every lane takes the same max (exact in any order); the centre times 1 / s, as tinygrad divides
   var size = 0.0;
-  for (var i = 0u; i < NHASH; i++) {
+  for (var i = 0u; i < n_hash(); i++) {
     let e = lv3(h_aabb(i) + 3u) - lv3(h_aabb(i));
     size = max(size, max(e.x, max(e.y, e.z)));
   }
   let inv = 1.0 / (size * BROADPHASE_CELL_MARGIN);
-  for (var i = lane; i < NHASH; i += LANES) {
+  for (var i = lane; i < n_hash(); i += LANES) {
     let q = floor((lv3(h_aabb(i)) + lv3(h_aabb(i) + 3u)) * 0.5 * inv);
     // a NaN centre goes to cell 0 (the oracle's (q == q).where(q, 0)), tested on the bits: WGSL may fold q != q
     let nan = (bitcast<vec3<u32>>(q) & vec3<u32>(0x7fffffffu)) > vec3<u32>(0x7f800000u);
@@ -174,28 +174,28 @@ fn spatial_hash() {
   barrier();
   // 3.
   if (lane == 0u) {
-    for (var i = 0u; i < NHASH; i++) {
+    for (var i = 0u; i < n_hash(); i++) {
       let base = h_bucket(u32(scr[h_cell(i) + 3u]));
       var m = 0u;
-      while (m < HASH_SLOTS && scr[base + m] != 0.0) { m++; }
-      let fits = m < HASH_SLOTS;
+      while (m < n_slots() && scr[base + m] != 0.0) { m++; }
+      let fits = m < n_slots();
       if (fits) { scr[base + m] = f32(i + 1u); } else { overflow = overflow + 1u; }
       scr[h_cell(i) + 4u] = select(0.0, 1.0, fits);
     }
   }
   barrier();
   // 4.
-  for (var i = lane; i < NHASH; i += LANES) {
+  for (var i = lane; i < n_hash(); i += LANES) {
     if (scr[h_cell(i) + 4u] > 0.0) { count_rows(i); }
-    else { for (var t = 0u; t < NTYPE; t++) { scr[h_row(i, t)] = 0.0; } }
+    else { for (var t = 0u; t < n_type(); t++) { scr[h_row(i, t)] = 0.0; } }
   }
   barrier();
   // 5.
   if (lane == 0u) {
     var running = array<u32, NBLOCK_ARR>();
-    for (var i = 0u; i < NHASH; i++) {
+    for (var i = 0u; i < n_hash(); i++) {
       let ti = hashed_type(i);
-      for (var t = 0u; t < NTYPE; t++) {
+      for (var t = 0u; t < n_type(); t++) {
         let blk = tab[T_BLOCK_OF + NTYPE * ti + t];
         if (blk >= 0) {
           scr[h_row(i, t) + 1u] = f32(running[blk]);
@@ -210,9 +210,9 @@ fn spatial_hash() {
   }
   barrier();
   // 6.
-  for (var i = lane; i < NHASH; i += LANES) {
+  for (var i = lane; i < n_hash(); i += LANES) {
     let ti = hashed_type(i);
-    for (var t = 0u; t < NTYPE; t++) {
+    for (var t = 0u; t < n_type(); t++) {
       let blk = tab[T_BLOCK_OF + NTYPE * ti + t];
       if (blk < 0) { continue; }
       let cap = u32(tab[T_BLOCK_CAP + u32(blk)]);

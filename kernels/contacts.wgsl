@@ -33,6 +33,17 @@ fn geom_of(g: i32, s: Side) -> Geom {
               p3(OFF_GEOM_SIZE + 3u * u));
 }
 
+// Loop bounds read from `tab` (kernels/program.py LOOP_BOUNDS), not the header's constants, for the once-per-step
+// loops of the broadphase and index_pairs: lavapipe's LLVM fully unrolls a loop with a small constant trip count,
+// and unrolled copies of the AABB, the neighbour walk and the pair loops made stack10's kernel compile in 36 s
+// instead of 11 (measured with MESA_SHADER_CACHE_DISABLE=true)
+fn n_neighbours() -> u32 { return u32(tab[T_LOOP_BOUNDS]); }        // 27
+fn n_slots() -> u32 { return u32(tab[T_LOOP_BOUNDS + 1u]); }        // HASH_SLOTS
+fn n_hash() -> u32 { return u32(tab[T_LOOP_BOUNDS + 2u]); }         // NHASH
+fn n_type() -> u32 { return u32(tab[T_LOOP_BOUNDS + 3u]); }         // NTYPE
+fn n_pair() -> u32 { return u32(tab[T_LOOP_BOUNDS + 4u]); }         // NPAIR
+fn n_body() -> u32 { return u32(tab[T_LOOP_BOUNDS + 5u]); }         // NBODY
+
 // The step's live lists, built once per step after the broadphase (index_pairs), so that the substeps visit only the
 // pairs that hold geoms (an empty pair's slots hold nothing) instead of every slot of the plan: the live pairs and
 // their contact slots in plan order, and per body the live pairs touching it in pair order (a CSR), which is the
@@ -55,10 +66,10 @@ fn index_pairs() {
   let first = sb + SCR_BODYP;
   let cursor = first + NBODY + 1u;
   let entries = cursor + NBODY;
-  for (var b = 0u; b <= NBODY; b++) { scr[first + b] = 0.0; }
+  for (var b = 0u; b <= n_body(); b++) { scr[first + b] = 0.0; }
   var n = 0u;
   var m = 0u;
-  for (var p = 0u; p < NPAIR; p++) {
+  for (var p = 0u; p < n_pair(); p++) {
     let g = pair_geoms(p);
     if (g.x < 0) { continue; }
     scr[sb + SCR_LIVE + 1u + n] = f32(p);
@@ -72,7 +83,7 @@ fn index_pairs() {
   }
   scr[sb + SCR_LIVE] = f32(n);
   scr[sb + SCR_LIVE + 1u + NPAIR] = f32(m);
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = 0u; b < n_body(); b++) {
     scr[first + b + 1u] = scr[first + b + 1u] + scr[first + b];
     scr[cursor + b] = scr[first + b];
   }
