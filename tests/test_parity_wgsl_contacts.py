@@ -6,7 +6,14 @@ from test_parity_wgsl import SHARED, check, check_scene, scene_params
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
 
-@pytest.mark.parametrize("path", scene_params(contacts=True))
+# the full step's parity is left to the scenes of the same stages at a smaller size: pile200's step costs 33 s in the
+# suite, mostly the oracle's compile (measured at 16 envs and at 4 alike); its broadphase, pair table and contacts are
+# compared with the kernel's in test_parity_wgsl_stages.py, and pile (36 bodies) runs the same stages here
+FULL_STEP_ELSEWHERE = {"pile200"}
+
+
+@pytest.mark.parametrize("path", [p for p in scene_params(contacts=True)
+                                  if p.values[0].stem not in FULL_STEP_ELSEWHERE])
 def test_parity_scene_contacts(path):
   check_scene(path)
 

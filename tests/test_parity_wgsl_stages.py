@@ -37,7 +37,7 @@ def test_parity_contact_set(path):
 def test_parity_broadphase_overflow():
   """The kernel's spatial hash against the oracle's, where both overflow: test_broadphase.py's random layout (13
   hashed spheres, capsules and boxes of 10 bodies and the world, an excluded and a colliding joint) with room for 2
-  pairs per type pair and 2 geoms per hash bucket, from 6 random draws of 4 envs each (poses, velocities, geom
+  pairs per type pair and 2 geoms per hash bucket, from 3 random draws of 4 envs each (poses, velocities, geom
   sizes), clustered (pairs and buckets overflow) to spread out (nothing lost). The pair tables (which pairs, in
   which slots) and the overflow counts must be identical."""
   from engine import load_scene, wgsl
@@ -46,7 +46,7 @@ def test_parity_broadphase_overflow():
   scene = random_scene({"pair_capacity": 2, "hash_slots": 2})
   model, gpu = load_scene(scene), load_scene(scene, device="WEBGPU")
   seen = []
-  for seed, spread, scale in ((1, 0.2, 3.0), (2, 0.3, 2.0), (3, 0.5, 1.0), (4, 1.0, 1.5), (5, 2.0, 0.5), (6, 0.4, 1.0)):
+  for seed, spread, scale in ((1, 0.2, 3.0), (3, 0.5, 1.0), (5, 2.0, 0.5)):
     packed, size = random_inputs(model, seed, spread, 0.5, scale, 0.0)
     want_pairs, want_over = (t.numpy() for t in find_pairs(model.replace(geom_size=size), packed))
     g = gpu.replace(geom_size=size.to("WEBGPU").realize())
