@@ -3,7 +3,7 @@
 // oracle's tensor form is O(N^2) per env (one-hot gathers into an (N, N) matrix); here each stage is a loop over the
 // N hashed geoms, O(N) per env for bodies of bounded density. Stages (lanes share the geoms; lane 0 runs the two
 // sequential ones, O(N M) and O(N)):
-//   1. AABB of every hashed geom (scr SCR_AABB); the bucket table is cleared
+//   1. AABB of every hashed geom (scr SCR_AABB), also read by the plane pairs (plane_reach); the table is cleared
 //   2. the cell size s (the largest full extent, times CELL_MARGIN), each geom's cell and bucket (SCR_CELL)
 //   3. lane 0 inserts the geoms in index order: a geom's slot in its bucket is its rank (lower-index geoms with the
 //      same bucket), as in the oracle; one ranked >= HASH_SLOTS does not fit, counts as overflow, pairs with nothing
@@ -119,13 +119,13 @@ fn count_rows(i: u32) {
   for (var t = 0u; t < n_type(); t++) { scr[h_row(i, t)] = f32(count[t]); }
 }
 
-// oracle/broadphase.py plane_reach: whether geom g's AABB reaches plane pl's half-space, its lowest corner along the
-// plane's normal (the plane frame's z axis) at or below the plane; the same sums in the same order as the oracle
-fn plane_reach(pl: u32, g: u32) -> bool {
-  let box = geom_aabb(g);
+// oracle/broadphase.py plane_reach: whether hashed geom i's AABB (stored by broadphase) reaches plane pl's
+// half-space, its lowest corner along the plane's normal (the plane frame's z axis) at or below the plane; the same
+// sums in the same order as the oracle
+fn plane_reach(pl: u32, i: u32) -> bool {
   let n = rotation_columns(p4q(OFF_GEOM_QUAT + 4u * pl))[2];
   let pos = p3(OFF_GEOM_POS + 3u * pl);
-  let low = select(box[1], box[0], n > vec3<f32>(0.0));
+  let low = select(lv3(h_aabb(i) + 3u), lv3(h_aabb(i)), n > vec3<f32>(0.0));
   return n.x * low.x + n.y * low.y + n.z * low.z <= n.x * pos.x + n.y * pos.y + n.z * pos.z;
 }
 
@@ -133,26 +133,28 @@ fn plane_reach(pl: u32, g: u32) -> bool {
 // pairs keep their static slots, the plan's first, empty where the geom cannot reach the plane this step
 fn broadphase() {
   overflow = 0u;
-  for (var p = lane; p < n_pair(); p += LANES) {
-    var pair = vec2<i32>(-1, -1);
-    if (p < NPLANE_PAIR) {
-      let pg = vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u]);
-      if (plane_reach(u32(pg.x), u32(pg.y))) { pair = pg; }
-    }
-    set_pair(p, pair);
-  }
-  if (NHASH > 0u) { spatial_hash(); }
-  barrier();
-  index_pairs();
-}
-
-fn spatial_hash() {
-  // 1.
+  // 1. (for the plane pairs too: every non-plane geom is hashed, kernels/program.py contact_tables)
   for (var i = lane; i < n_hash(); i += LANES) {
     let b = geom_aabb(hashed_geom(i));
     sv3(h_aabb(i), b[0]);
     sv3(h_aabb(i) + 3u, b[1]);
   }
+  barrier();
+  for (var p = lane; p < n_pair(); p += LANES) {
+    var pair = vec2<i32>(-1, -1);
+    if (p < NPLANE_PAIR) {
+      let pg = vec2<i32>(tab[T_PLANE_PAIRS + 2u * p], tab[T_PLANE_PAIRS + 2u * p + 1u]);
+      if (plane_reach(u32(pg.x), u32(tab[T_PLANE_AT + p]))) { pair = pg; }
+    }
+    set_pair(p, pair);
+  }
+  if (NBLOCK > 0u) { spatial_hash(); }
+  barrier();
+  index_pairs();
+}
+
+// stages 2 to 6 on the AABBs broadphase stored (stage 1)
+fn spatial_hash() {
   for (var k = lane; k < NBUCKET * HASH_SLOTS; k += LANES) { scr[h_bucket(0u) + k] = 0.0; }
   barrier();
   // 2. every lane takes the same max (exact in any order); the centre times 1 / s, as tinygrad divides

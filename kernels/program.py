@@ -132,7 +132,7 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
       slot0.append(n)
       slot_pair += [len(kinds) - 1] * slots[-1]
       n += slots[-1]
-  geoms = hashed_geoms(model) if model.pair_capacity else ()
+  geoms = hashed_geoms(model)   # every non-plane geom: its AABB serves the plane pairs and the hash
   nt = len(GEOM_TYPES)
   block_of = [-1] * (nt * nt)
   for t, (ta, tb, _) in enumerate(model.pair_capacity): block_of[nt * GEOM_TYPES.index(ta) + GEOM_TYPES.index(tb)] = t
@@ -146,14 +146,15 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   scr["SCR_AABB"] = scr["SCR_SLOTS"] + slot["SLOT_W"] * n
   scr["SCR_CELL"] = scr["SCR_AABB"] + 6 * len(geoms)
   scr["SCR_BUCKET"] = scr["SCR_CELL"] + 5 * len(geoms)
-  scr["SCR_ROW"] = scr["SCR_BUCKET"] + nbucket * model.hash_slots * bool(geoms)
+  scr["SCR_ROW"] = scr["SCR_BUCKET"] + nbucket * model.hash_slots * bool(model.pair_capacity)
   scr["SCR_LIVE"] = scr["SCR_ROW"] + 2 * nt * len(geoms)
   scr["SCR_BODYP"] = scr["SCR_LIVE"] + 2 + npair + n
   scr["OVF"] = scr["SCR_BODYP"] + 2 * model.nbody + 1 + 2 * npair
   counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NHASH": len(geoms), "NBUCKET": nbucket,
             "HASH_SLOTS": model.hash_slots, "NTYPE": nt, "NBLOCK": len(cap), "NBLOCK_ARR": max(len(cap), 1),
             **{f"HASH_P{k}": p for k, p in enumerate(HASH_PRIMES)}, **scr, "SCR": scr["OVF"] + 1, **slot}
-  tables = dict(PLANE_PAIRS=planes, LOOP_BOUNDS=[27, model.hash_slots, len(geoms), nt, npair, model.nbody],
+  tables = dict(PLANE_PAIRS=planes, PLANE_AT=[geoms.index(g) for _, g in planes],
+                LOOP_BOUNDS=[27, model.hash_slots, len(geoms), nt, npair, model.nbody],
                 HASHED=geoms, BLOCK_OF=block_of, BLOCK_CAP=cap, BLOCK_PAIR0=pair0,
                 EXCL_START=excl_start, EXCL_LIST=[j for e in excl for j in e], PAIR_KIND=kinds, PAIR_SLOTS=slots,
                 PAIR_SLOT0=slot0, SLOT_PAIR=slot_pair, GEOM_BODY=list(model.geom_body),
