@@ -221,7 +221,7 @@ def step_scratch(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps
   tab, consts = tables(model)
   lanes = lanes or LANES or default_lanes(model, B, cpu_adapter())
   return launch(source(model, B, steps, damping, lanes), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl,
-                tab, threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes))
+                tab, threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes, B))
 
 
 def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,

@@ -27,7 +27,10 @@ PARAMS = dict(gravity=1, body_inv_mass=1, body_inv_inertia=2, jnt_anchor_parent=
               jnt_axis_parent=2, jnt_axis_child=2, jnt_ref_parent=2, jnt_ref_child=2, jnt_relquat=2, jnt_range=2,
               jnt_limited=1, jnt_compliance=1, jnt_damping=1, jnt_length=1, act_gear=1, act_ctrlrange=2, act_kp=1,
               act_kv=1, geom_pos=2, geom_quat=2, geom_size=2, geom_friction=1, geom_restitution=1)
-WORKGROUP = 64   # invocations (envs) per workgroup when LANES == 1
+WORKGROUP = 64   # most invocations (envs) per workgroup when LANES == 1 (workgroup_size)
+MIN_WORKGROUPS = 16   # workgroups a one-lane launch spans at least, down to SIMD_ENVS envs each: one per thread of a
+                      # 16-core CPU (lavapipe runs a workgroup on one thread)
+SIMD_ENVS = 8    # envs per SIMD instruction on lavapipe (8 float32 lanes of AVX2)
 MAX_LANES = 256  # WebGPU's default maxComputeInvocationsPerWorkgroup
 MAX_WORKGROUPS = 65535   # per dispatch dimension (WebGPU's maxComputeWorkgroupsPerDimension default)
 # WebGPU's default maxComputeWorkgroupStorageSize [bytes]: with LANES > 1 the env's working state (state_bytes) lives in
@@ -239,9 +242,15 @@ def check_lanes(model: Model, lanes: int) -> None:
                      f"bytes > WebGPU's {WORKGROUP_BYTES}; use lanes=1")
 
 
-def workgroup_size(lanes: int) -> int:
-  """Invocations per workgroup: WORKGROUP envs of one lane, or one env of `lanes` lanes."""
-  return WORKGROUP if lanes == 1 else lanes
+def workgroup_size(lanes: int, batch: int) -> int:
+  """Invocations per workgroup: one env of `lanes` lanes, or with one lane per env up to WORKGROUP envs, fewer for a
+  small batch so that it still spans MIN_WORKGROUPS workgroups (never under SIMD_ENVS). lavapipe runs a workgroup on
+  one thread: stack10 x64 in one workgroup of 64 kept one of this machine's 2 cores idle, and ran 1.8x as fast in 8
+  workgroups of 8 (5.3k -> 9.7k env-steps/s, S=10 K=1); drop x256 and pendulum x4096 are unchanged within noise
+  (docs/wgsl.md, Speed). A GPU spreads workgroups over its multiprocessors the same way."""
+  if lanes > 1: return lanes
+  per_group = -(-batch // MIN_WORKGROUPS)
+  return min(WORKGROUP, max(SIMD_ENVS, -(-per_group // SIMD_ENVS) * SIMD_ENVS))
 
 
 def lane_functions(lanes: int) -> str:
@@ -265,7 +274,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1) 
     NBODY=model.nbody, NJOINT=model.njoint, NBODY_ARR=max(model.nbody, 1), NJOINT_ARR=max(model.njoint, 1),
     LAMW=max(NLAM.values()), NLAM_ARR=max(model.njoint, 1) * max(NLAM.values()), NMOTOR=len(motors),
     NPARAM=nparam, NCTRL=max(model.nact, 1), BATCH=batch, NSTEPS=steps, SUBSTEPS=model.substeps,
-    ITERATIONS=model.iterations, LANES=lanes, WORKGROUP=workgroup_size(lanes),
+    ITERATIONS=model.iterations, LANES=lanes, WORKGROUP=workgroup_size(lanes, batch),
     **{n.upper(): i for i, n in enumerate(JOINT_TYPES)},
     **{f"OFF_{n.upper()}": o for n, o in off.items()}).items()]
   lines += [f"const H: f32 = {_f(model.dt / model.substeps)};", f"const RELAXATION: f32 = {_f(model.relaxation)};",
@@ -297,7 +306,7 @@ def source(model: Model, batch: int, steps: int, damping: bool | None = None, la
   """The complete WGSL program for `batch` envs of `model`, advancing `steps` env-steps per launch. damping: whether
   the velocity pass runs (oracle.joint_damping.has_damping, which reads tensors: pass it in under a JIT capture). lanes:
   invocations per env (engine/wgsl.py picks them with default_lanes); launch the program on batch * lanes
-  invocations in workgroups of workgroup_size(lanes)."""
+  invocations in workgroups of workgroup_size(lanes, batch)."""
   check_supported(model)
   damping = has_damping(model) if damping is None else damping
   check_lanes(model, lanes)
