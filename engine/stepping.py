@@ -99,6 +99,7 @@ class Stepper:
       wgsl.require_webgpu()
       wgsl.check_model(model)
     Tensor.realize(*model.tensors().values())
+    if backend == "wgsl": wgsl.prepare(model)   # outside any JIT capture, which would rebuild them at every replay
     self.model, self.backend, self.device = model, backend, model.body_inv_mass.device
     self.damping = oracle_step.has_damping(model)
     self.contacts = oracle_step.has_contacts(model)
@@ -127,11 +128,16 @@ class Stepper:
     return packed, overflow
 
   def runner(self, k: int) -> TinyJit:
-    """A TinyJit of (packed, time, ctrl?) -> (packed, time, overflow) after k env-steps. Output buffers are reused."""
+    """A TinyJit of (packed, time, dropped, ctrl?) -> (packed, time, dropped + overflow) after k env-steps. Output
+    buffers are reused."""
     if k not in self._jit:
-      def run(packed: Tensor, time: Tensor, ctrl: Tensor | None = None):
+      def run(packed: Tensor, time: Tensor, dropped: Tensor, ctrl: Tensor | None = None):
         packed, overflow = self.advance(packed, k, ctrl)
-        return packed.realize(), (time + k * self.model.dt).realize(), overflow.contiguous().realize()
+        # one realize for all three: the kernel writes the state and the overflow count in one launch, and realising
+        # them one at a time ran it twice (the second realize did not know that the first one's launch wrote both)
+        out = (packed, time + k * self.model.dt, dropped + overflow)
+        Tensor.realize(*out)
+        return out
       self._jit[k] = jit(run)
     return self._jit[k]
 
@@ -154,10 +160,17 @@ class Stepper:
     k, dropped = steps_per_call, Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
     substep_tier = self.backend == "oracle" and self.steps_run + max(n, horizon or 0) < self.tier_up
     self.steps_run += n
+    if self.backend == "wgsl":
+      from engine import wgsl
+      wgsl.prepare(self.model, packed.shape[0])   # the idle control buffer for this batch, outside the capture
+    dropped = dropped.contiguous().realize()
     for j in [k] * (n // k) + [1] * (n % k):
-      args = (packed, time, *(() if ctrl is None else (ctrl,)))
-      packed, time, overflow = self._run_substeps(j, *args) if substep_tier else self.runner(j)(*args)
-      if self.hashed: dropped = (dropped + overflow).realize()   # now: the next call rewrites overflow's buffer
+      if substep_tier:
+        args = (packed, time, *(() if ctrl is None else (ctrl,)))
+        packed, time, overflow = self._run_substeps(j, *args)
+        if self.hashed: dropped = (dropped + overflow).realize()   # now: the next call rewrites overflow's buffer
+      else:   # the sum is in the JIT; a JIT output is rewritten by the next replay, and the next call reads it first
+        packed, time, dropped = self.runner(j)(packed, time, dropped, *(() if ctrl is None else (ctrl,)))
     dropped = dropped.contiguous().realize()
     if self.hashed and (lost := int(dropped.max().item())) > 0:
       warnings.warn(f"{self.model.name}: the broadphase dropped up to {lost} contact pairs in an env (capacity "
