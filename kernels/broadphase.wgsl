@@ -81,11 +81,12 @@ fn heads(i: u32, ti: u32, j: u32, tj: u32) -> bool {
   return pair_allowed(geom_body(hashed_geom(i)), geom_body(hashed_geom(j)));
 }
 
-// the partner of row i of column type t with the lowest index above `above` (-1: none). count_rows finds the same
-// partners by the same walk over the neighbour cells' buckets
-fn next_partner(i: u32, t: u32, above: i32) -> i32 {
+// The neighbour walk of stages 4 and 6 for hashed geom i (of type ti): the geoms j in the buckets of its 27 neighbour
+// cells whose cell IS that cell and whose pair i heads. t == NTYPE counts them, per column type, into i's rows (scr
+// SCR_ROW counts, zeroed first); t < NTYPE returns the partner of type t with the lowest index above `above` (-1:
+// none), so that a row is written in increasing index order
+fn walk(i: u32, ti: u32, t: u32, above: i32) -> i32 {
   let c = cell_of(i);
-  let ti = hashed_type(i);
   var best = -1;
   for (var n = 0u; n < n_neighbours(); n++) {
     let nc = neighbour(c, n);
@@ -94,29 +95,46 @@ fn next_partner(i: u32, t: u32, above: i32) -> i32 {
       let j1 = i32(scr[base + m]);
       if (j1 == 0) { break; }   // slots fill from 0 in rank order: the rest are empty
       let j = u32(j1 - 1);
-      if (j1 - 1 > above && (best < 0 || j1 - 1 < best) && hashed_type(j) == t && all(cell_of(j) == nc)
-          && heads(i, ti, j, t)) { best = j1 - 1; }
+      let tj = hashed_type(j);
+      let wanted = t == NTYPE || (tj == t && j1 - 1 > above && (best < 0 || j1 - 1 < best));
+      if (wanted && all(cell_of(j) == nc) && heads(i, ti, j, tj)) {
+        if (t == NTYPE) { scr[h_row(i, tj)] = scr[h_row(i, tj)] + 1.0; } else { best = j1 - 1; }
+      }
     }
   }
   return best;
 }
 
-fn count_rows(i: u32) {
-  var count = array<u32, NTYPE>();
-  let c = cell_of(i);
+// stages 4 (write false: count i's partners per column type, one walk) and 6 (write true: fill i's rows, one walk
+// per entry, up to the block's capacity) for a hashed geom that fits. `walk` is called from here alone, and this from
+// one loop: lavapipe inlines every call, and each copy of the walk cost ~1.7 s of compile (stack10)
+fn rows(i: u32, write: bool) {
   let ti = hashed_type(i);
-  for (var n = 0u; n < n_neighbours(); n++) {
-    let nc = neighbour(c, n);
-    let base = h_bucket(bucket_of(nc));
-    for (var m = 0u; m < n_slots(); m++) {
-      let j1 = i32(scr[base + m]);
-      if (j1 == 0) { break; }
-      let j = u32(j1 - 1);
-      let tj = hashed_type(j);
-      if (all(cell_of(j) == nc) && heads(i, ti, j, tj)) { count[tj] = count[tj] + 1u; }
+  var t = select(NTYPE, 0u, write);   // the column type whose row is being written (NTYPE: counting)
+  var k = 0u;                         // its next entry
+  var last = -1;                      // the partner written last
+  loop {
+    if (write) {   // the next entry to fill: a row is done past its count or its block's capacity
+      loop {
+        if (t >= n_type()) { return; }
+        let blk = tab[T_BLOCK_OF + NTYPE * ti + t];
+        if (blk >= 0) {
+          let cap = u32(tab[T_BLOCK_CAP + u32(blk)]);
+          if (k < u32(scr[h_row(i, t)]) && u32(scr[h_row(i, t) + 1u]) + k < cap) { break; }
+        }
+        t++;
+        k = 0u;
+        last = -1;
+      }
     }
+    let j = walk(i, ti, t, last);
+    if (!write) { return; }
+    let blk = u32(tab[T_BLOCK_OF + NTYPE * ti + t]);
+    set_pair(u32(tab[T_BLOCK_PAIR0 + blk]) + u32(scr[h_row(i, t) + 1u]) + k,
+             vec2<i32>(i32(hashed_geom(i)), i32(hashed_geom(u32(j)))));
+    last = j;
+    k++;
   }
-  for (var t = 0u; t < n_type(); t++) { scr[h_row(i, t)] = f32(count[t]); }
 }
 
 // oracle/broadphase.py plane_reach: whether hashed geom i's AABB (stored by broadphase) reaches plane pl's
@@ -186,46 +204,35 @@ fn spatial_hash() {
     }
   }
   barrier();
-  // 4.
-  for (var i = lane; i < n_hash(); i += LANES) {
-    if (scr[h_cell(i) + 4u] > 0.0) { count_rows(i); }
-    else { for (var t = 0u; t < n_type(); t++) { scr[h_row(i, t)] = 0.0; } }
-  }
-  barrier();
-  // 5.
-  if (lane == 0u) {
-    var running = array<u32, NBLOCK_ARR>();
-    for (var i = 0u; i < n_hash(); i++) {
-      let ti = hashed_type(i);
-      for (var t = 0u; t < n_type(); t++) {
-        let blk = tab[T_BLOCK_OF + NTYPE * ti + t];
-        if (blk >= 0) {
-          scr[h_row(i, t) + 1u] = f32(running[blk]);
-          running[blk] = running[blk] + u32(scr[h_row(i, t)]);
-        }
-      }
-    }
-    for (var t = 0u; t < NBLOCK; t++) {
-      let cap = u32(tab[T_BLOCK_CAP + t]);
-      if (running[t] > cap) { overflow = overflow + running[t] - cap; }
+  // 4. to 6.: the rows' counts, their first slots, their partners. One loop over both passes, so that rows() and
+  // its walk have one call site. A constant bound of 2 would be unrolled into two copies, and a bound read from tab
+  // is not uniform (a barrier follows); min(INFINITY, 2) is 2, uniform, and unknown to the compiler
+  for (var ph = 0u; ph < u32(min(INFINITY, 2.0)); ph++) {
+    if (ph == 1u) { barrier(); block_offsets(); barrier(); }   // 5.
+    for (var i = lane; i < n_hash(); i += LANES) {
+      if (ph == 0u) { for (var t = 0u; t < n_type(); t++) { scr[h_row(i, t)] = 0.0; } }
+      if (scr[h_cell(i) + 4u] > 0.0) { rows(i, ph == 1u); }   // a geom that does not fit pairs with nothing
     }
   }
-  barrier();
-  // 6.
-  for (var i = lane; i < n_hash(); i += LANES) {
+}
+
+// 5. lane 0 turns the counts into each row's first slot in its type-pair block (prefix sums in geom order) and counts
+// the pairs beyond a block's capacity as overflow
+fn block_offsets() {
+  if (lane != 0u) { return; }
+  var running = array<u32, NBLOCK_ARR>();
+  for (var i = 0u; i < n_hash(); i++) {
     let ti = hashed_type(i);
     for (var t = 0u; t < n_type(); t++) {
       let blk = tab[T_BLOCK_OF + NTYPE * ti + t];
-      if (blk < 0) { continue; }
-      let cap = u32(tab[T_BLOCK_CAP + u32(blk)]);
-      let first = u32(scr[h_row(i, t) + 1u]);
-      let count = u32(scr[h_row(i, t)]);
-      var last = -1;
-      for (var k = 0u; k < count && first + k < cap; k++) {
-        last = next_partner(i, t, last);
-        let g = vec2<i32>(i32(hashed_geom(i)), i32(hashed_geom(u32(last))));
-        set_pair(u32(tab[T_BLOCK_PAIR0 + u32(blk)]) + first + k, g);
+      if (blk >= 0) {
+        scr[h_row(i, t) + 1u] = f32(running[blk]);
+        running[blk] = running[blk] + u32(scr[h_row(i, t)]);
       }
     }
+  }
+  for (var t = 0u; t < NBLOCK; t++) {
+    let cap = u32(tab[T_BLOCK_CAP + t]);
+    if (running[t] > cap) { overflow = overflow + running[t] - cap; }
   }
 }
