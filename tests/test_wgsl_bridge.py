@@ -146,6 +146,28 @@ def test_verify_pipeline_cached_and_steps_per_call_identical():
   assert WebGPUProgram._tinyxpbd_cached
 
 
+def test_verify_one_launch_per_call():
+  """A rollout of n calls launches the step kernel n times, and besides it only the clock and the overflow sum, each
+  once a call. Realised one at a time, the state and the overflow count (which the kernel writes in the same launch)
+  ran the kernel twice; built inside the JIT capture, the parameter buffer, the tables and the idle controls were
+  rebuilt at every replay (engine.wgsl.prepare)."""
+  import ctypes
+  from tinygrad.runtime.ops_webgpu import WebGPUProgram
+  sim = Simulator(load_scene(SCENES / "double_pendulum.json", device="WEBGPU"), 8, backend="wgsl", steps_per_call=2)
+  state = sim.rollout(sim.reset(seed=1, noise=0.5), 2)   # the capture
+  launches, stock = [], WebGPUProgram.__call__
+  def spy(self, *args, **kw):
+    launches.append(ctypes.string_at(self.name.data, self.name.length).decode())
+    return stock(self, *args, **kw)
+  WebGPUProgram.__call__ = spy
+  try: sim.rollout(state, 6).body_pos.numpy()   # 3 calls
+  finally: WebGPUProgram.__call__ = stock
+  assert launches.count(ENTRY) == 3, launches
+  # besides the kernel, per call: the clock, the overflow sum and the JIT's copy of its input state (the last call's
+  # output); once per rollout: the state's pack and unpack (measured: 3 x 4 + 6)
+  assert len(launches) <= 3 * 4 + 6, launches
+
+
 def test_verify_env_on_wgsl_matches_oracle():
   """The cart-pole env with domain randomisation (a batched parameter buffer) on both backends, same seed."""
   kw = dict(num_envs=6, seed=3, randomize={"mass": (0.5, 2.0), "gear": (0.8, 1.2)})
