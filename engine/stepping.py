@@ -160,9 +160,9 @@ class Stepper:
     k, dropped = steps_per_call, Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
     substep_tier = self.backend == "oracle" and self.steps_run + max(n, horizon or 0) < self.tier_up
     self.steps_run += n
-    if self.backend == "wgsl":
+    if self.backend == "wgsl" and ctrl is None:   # the idle control buffer for this batch, outside the capture
       from engine import wgsl
-      wgsl.prepare(self.model, packed.shape[0])   # the idle control buffer for this batch, outside the capture
+      wgsl.idle_ctrl(packed.shape[0])
     dropped = dropped.contiguous().realize()
     for j in [k] * (n // k) + [1] * (n % k):
       if substep_tier:

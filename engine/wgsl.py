@@ -163,7 +163,9 @@ def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threa
   """Run WGSL `src`'s entry point (declared @workgroup_size(workgroup)) on `threads` invocations as a lazy tensor op:
   binding 1 is a fresh float32 output of out_shape (NaN-filled when CHECK), bindings 2.. the inputs `ins`, then, if
   `scratch` is a shape, a float32 scratch buffer the kernel writes and reads (at most 10 storage buffers in all:
-  Dawn's limit). Returns the output, and the scratch buffer as the kernel left it when there is one."""
+  Dawn's limit). Returns the output, and the scratch buffer as the kernel left it when there is one. Realise the two
+  together (Tensor.realize(out, scratch)): each realize that reaches the kernel launches it, so realising them one at
+  a time runs it twice (engine/stepping.py runner did until 2026-11-24)."""
   extra = () if scratch is None else (Tensor.empty(*scratch, device="WEBGPU"),)
   if len(ins) + len(extra) > 9: raise ValueError(f"{len(ins) + len(extra) + 1} buffers: at most 10 per kernel")
   out = (Tensor.full(out_shape, float("nan"), device="WEBGPU") if CHECK else Tensor.empty(*out_shape, device="WEBGPU"))
@@ -195,13 +197,12 @@ def idle_ctrl(batch: int) -> Tensor:
   return _IDLE[batch]
 
 
-def prepare(model: Model, batch: int | None = None) -> None:
-  """Build the model's parameter buffer, its tables and (for a batch size) the idle control buffer now. Call it before
-  a TinyJit captures the step: what the capture builds, it rebuilds at every replay (three small kernels and a copy
-  per launch, ~0.6 ms each on lavapipe; tests/test_wgsl_bridge.py counts the launches)."""
+def prepare(model: Model) -> None:
+  """Build the model's parameter buffer and its tables now (the idle control buffer: idle_ctrl). Call it before a
+  TinyJit captures the step: what the capture builds, it rebuilds at every replay (three small kernels and a copy per
+  launch, ~0.6 ms each on lavapipe; tests/test_wgsl_bridge.py counts the launches)."""
   params(model)
   tables(model)
-  if batch is not None: idle_ctrl(batch)
 
 
 _TABLES: dict = {}

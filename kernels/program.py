@@ -157,7 +157,7 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
             "HASH_SLOTS": model.hash_slots, "NTYPE": nt, "NBLOCK": len(cap), "NBLOCK_ARR": max(len(cap), 1),
             **{f"HASH_P{k}": p for k, p in enumerate(HASH_PRIMES)}, **scr, "SCR": scr["OVF"] + 1, **slot}
   tables = dict(PLANE_PAIRS=planes, PLANE_AT=[geoms.index(g) for _, g in planes],
-                LOOP_BOUNDS=[27, model.hash_slots, len(geoms), nt, npair, model.nbody],
+                LOOP_BOUNDS=[len(broadphase.NEIGHBOURS), model.hash_slots, len(geoms), nt, npair, model.nbody],
                 HASHED=geoms, BLOCK_OF=block_of, BLOCK_CAP=cap, BLOCK_PAIR0=pair0,
                 EXCL_START=excl_start, EXCL_LIST=[j for e in excl for j in e], PAIR_KIND=kinds, PAIR_SLOTS=slots,
                 PAIR_SLOT0=slot0, SLOT_PAIR=slot_pair, GEOM_BODY=list(model.geom_body),

@@ -147,10 +147,10 @@ def test_verify_pipeline_cached_and_steps_per_call_identical():
 
 
 def test_verify_one_launch_per_call():
-  """A rollout of n calls launches the step kernel n times, and besides it only the clock and the overflow sum, each
-  once a call. Realised one at a time, the state and the overflow count (which the kernel writes in the same launch)
-  ran the kernel twice; built inside the JIT capture, the parameter buffer, the tables and the idle controls were
-  rebuilt at every replay (engine.wgsl.prepare)."""
+  """A rollout of n calls launches the step kernel n times, and besides it only the clock, the overflow sum and the
+  JIT's copy of its input state, each once a call. Realised one at a time, the state and the overflow count (which
+  the kernel writes in the same launch) ran the kernel twice; built inside the JIT capture, the parameter buffer, the
+  tables and the idle controls were rebuilt at every replay (engine.wgsl.prepare, idle_ctrl)."""
   import ctypes
   from tinygrad.runtime.ops_webgpu import WebGPUProgram
   sim = Simulator(load_scene(SCENES / "double_pendulum.json", device="WEBGPU"), 8, backend="wgsl", steps_per_call=2)
