@@ -105,7 +105,8 @@ class Stepper:
     self.contacts = oracle_step.has_contacts(model)
     self.hashed = bool(model.pair_capacity)   # pairs come from the broadphase, which has a capacity
     self.h = model.dt / model.substeps
-    self._jit: dict[int, TinyJit] = {}
+    self._jit: dict[tuple[int, int], TinyJit] = {}   # run()'s step tier, by (steps per call, twin)
+    self._twin = 1                 # the twin run() used last
     self._pairs = None
     self._tier = None          # the substep tier's JITs (run(), built on first use)
     self.steps_run, self.tier_up = 0, tier_up   # env-steps run() has taken; the step tier takes over at tier_up
@@ -127,19 +128,22 @@ class Stepper:
       if plan is not None: overflow = overflow + plan.overflow
     return packed, overflow
 
-  def runner(self, k: int) -> TinyJit:
-    """A TinyJit of (packed, time, dropped, ctrl?) -> (packed, time, dropped + overflow) after k env-steps. Output
-    buffers are reused."""
-    if k not in self._jit:
-      def run(packed: Tensor, time: Tensor, dropped: Tensor, ctrl: Tensor | None = None):
-        packed, overflow = self.advance(packed, k, ctrl)
+  def runner(self, k: int, twin: int = 0) -> TinyJit:
+    """A TinyJit of (packed, time, dropped, ctrl?) -> (packed, time, dropped + overflow) after k env-steps; without a
+    broadphase (nothing to drop) of (packed, time, ctrl?) -> (packed, time), one kernel fewer a call. Output buffers
+    are reused. twin 1: a second capture of the same calls with its own output buffers (run() alternates the two on
+    the WGSL kernel, see there)."""
+    if (k, twin) not in self._jit:
+      def run(packed: Tensor, time: Tensor, *rest: Tensor):
+        dropped, ctrl = (rest[0], rest[1:]) if self.hashed else (None, rest)
+        packed, overflow = self.advance(packed, k, *ctrl)
         # one realize for all three: the kernel writes the state and the overflow count in one launch, and realising
         # them one at a time ran it twice (the second realize did not know that the first one's launch wrote both)
-        out = (packed, time + k * self.model.dt, dropped + overflow)
+        out = (packed, time + k * self.model.dt, *(() if dropped is None else (dropped + overflow,)))
         Tensor.realize(*out)
         return out
-      self._jit[k] = jit(run)
-    return self._jit[k]
+      self._jit[k, twin] = jit(run)
+    return self._jit[k, twin]
 
   def run(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None = None, steps_per_call: int = 1,
           horizon: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
@@ -170,7 +174,13 @@ class Stepper:
         packed, time, overflow = self._run_substeps(j, *args)
         if self.hashed: dropped = (dropped + overflow).realize()   # now: the next call rewrites overflow's buffer
       else:   # the sum is in the JIT; a JIT output is rewritten by the next replay, and the next call reads it first
-        packed, time, dropped = self.runner(j)(packed, time, dropped, *(() if ctrl is None else (ctrl,)))
+        # A TinyJit copies every input that it writes itself (the last replay's outputs): three copies a call. The
+        # WGSL kernel's calls alternate between two captures instead, each reading the other's outputs (one more
+        # capture, milliseconds for the kernel; the oracle's capture of whole steps costs seconds, so it keeps one)
+        twin = self._twin = (1 - self._twin) if self.backend == "wgsl" else 0
+        args = (*((dropped,) if self.hashed else ()), *(() if ctrl is None else (ctrl,)))
+        packed, time, *out = self.runner(j, twin)(packed, time, *args)
+        if self.hashed: dropped = out[0]
     dropped = dropped.contiguous().realize()
     if self.hashed and (lost := int(dropped.max().item())) > 0:
       warnings.warn(f"{self.model.name}: the broadphase dropped up to {lost} contact pairs in an env (capacity "

@@ -38,20 +38,25 @@ fn hinge(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   let align = angular_align(s1, s2, a1, al.dir, al.len, al.on, l);
   s1 = apply(s1, align.dx1, align.dth1);
   s2 = apply(s2, align.dx2, align.dth2);
-  // 2. limits (M20 Alg. 3)
-  var ph = hinge_angle(j, s1, s2);
-  let lo = p1(OFF_JNT_RANGE + 2u * j);
-  let hi = p1(OFF_JNT_RANGE + 2u * j + 1u);
-  let goal = min(max(ph.x, lo), hi);
-  let violated = p1(OFF_JNT_LIMITED + j) > 0.0 && (ph.x < lo || ph.x > hi);
-  let limit = angular(s1, s2, ph.yzw, goal - ph.x, violated, l + 1u, 0.0);
-  s1 = apply(s1, limit.dx1, limit.dth1);
-  s2 = apply(s2, limit.dx2, limit.dth2);
-  var tot = chain(align, limit);
+  // 2. limits (M20 Alg. 3). Branches where the oracle masks: an unlimited joint skips the angle (a quarter of the
+  // pendulum's step on lavapipe), and a limit that holds skips its correction, which is zero (the oracle's only
+  // differs by re-normalising the quaternions). Uniform across a SIMD group but for the violated test
+  var tot = align;
+  if (p1(OFF_JNT_LIMITED + j) > 0.0) {
+    let ph = hinge_angle(j, s1, s2);
+    let lo = p1(OFF_JNT_RANGE + 2u * j);
+    let hi = p1(OFF_JNT_RANGE + 2u * j + 1u);
+    if (ph.x < lo || ph.x > hi) {
+      let limit = angular(s1, s2, ph.yzw, min(max(ph.x, lo), hi) - ph.x, true, l + 1u, 0.0);
+      s1 = apply(s1, limit.dx1, limit.dth1);
+      s2 = apply(s2, limit.dx2, limit.dth2);
+      tot = chain(tot, limit);
+    }
+  }
   // 3. position servo: compliance 1/kp (M20 sec. 3.4.1)
   let a = JNT_POS_SERVO[j];
   if (a >= 0) {
-    ph = hinge_angle(j, s1, s2);
+    let ph = hinge_angle(j, s1, s2);
     let servo = angular(s1, s2, ph.yzw, wrap(act_ctrl(a) - ph.x), true, l + 5u, (1.0 / act_p(OFF_ACT_KP, a)) / (h * h));
     s1 = apply(s1, servo.dx1, servo.dth1);
     s2 = apply(s2, servo.dx2, servo.dth2);
