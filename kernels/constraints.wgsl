@@ -162,6 +162,11 @@ fn contact(i: u32) {
   var err = d;
   var on = touching;
   if (CONTACT_BETA > 0.0) { err = max(d, 0.0) + log(exp(-(abs(d) * CONTACT_BETA)) + 1.0) / CONTACT_BETA; on = valid; }
+  if (!on) {   // a branch where the oracle masks: no push, no friction (its stick needs on), a zero correction
+    set_slot_corr(i, zero_corr());
+    scr[sl(i) + SLOT_TOUCHING] = 0.0;
+    return;
+  }
   let normal = push(s1, s2, oa, ob, n, err, on);
   let lam_n = scr[sl(i) + SLOT_LAMBDA_N] + normal.mag;
   // static friction from the contact points' relative tangential motion since the substep began (the oracle says

@@ -4,6 +4,7 @@ fn contact_velocity(h: f32) {
   let g = p3(OFF_GRAVITY);
   for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
+    if (scr[sl(i) + SLOT_TOUCHED] <= 0.0) { set_slot_corr(i, zero_corr()); continue; }   // the oracle masks: p = 0
     let s1 = slot_side(i, 0u);
     let s2 = slot_side(i, 1u);
     let ba = slot_body(i, 0u);
@@ -21,9 +22,8 @@ fn contact_velocity(h: f32) {
     let du = -u + min(-e * u0, 0.0);
     let dv = n * du - st.dir * select(0.0, friction, st.on);
     let dd = norm_dir(dv, 1e-12);
-    let touching = scr[sl(i) + SLOT_TOUCHED] > 0.0;   // in any iteration of the position solve
     let w = inv_mass_at(s1, oa, dd.dir) + inv_mass_at(s2, ob, dd.dir);
-    let p = dd.dir * select(0.0, dd.len / (w + 1e-30), touching && dd.on);
+    let p = dd.dir * select(0.0, dd.len / (w + 1e-30), dd.on);   // touched in some iteration (above)
     set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im),
                                 -world_inv_inertia(s2, cross(ob, p))));
   }
