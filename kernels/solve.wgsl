@@ -43,14 +43,9 @@ fn contact_sum(b: i32, dx: ptr<function, vec3<f32>>, dth: ptr<function, vec3<f32
     let odth = select(SLOT_DTH2, SLOT_DTH1, side_a);
     let i0 = u32(tab[T_PAIR_SLOT0 + p]);
     for (var i = i0; i < i0 + u32(tab[T_PAIR_SLOTS + p]); i++) {
-      let c = scr[sl(i) + counted];
-      // a slot that does not count holds a zero correction (contact, contact_velocity), except the softplus's
-      // (CONTACT_BETA > 0) in the solve, whose slots push before they touch: skip the zeros' loads
-      if (c > 0.0 || (CONTACT_BETA > 0.0 && counted == SLOT_TOUCHING)) {
-        *dx = *dx + lv3(sl(i) + odx);
-        *dth = *dth + lv3(sl(i) + odth);
-        n = n + c;
-      }
+      *dx = *dx + lv3(sl(i) + odx);
+      *dth = *dth + lv3(sl(i) + odth);
+      n = n + scr[sl(i) + counted];
     }
   }
   return n;
