@@ -221,6 +221,9 @@ def state_bytes(model: Model) -> int:
 # invocations 8 to a SIMD instruction). stack10 on lavapipe, 32 lanes vs 1: x1 1.5-2x as fast, x2 1.2x, x4 0.6-0.7x,
 # x64 0.45-0.5x
 CPU_ONE_LANE_BATCH = 4
+# [floats] the largest scratch row a one-lane env keeps in private memory (env_buffers): lavapipe's compile time
+# grows with it (stack10's 8,609 floats: 19 -> 58 s for a 14 % faster step), while the ant's 1,436 compile as fast
+PRIVATE_SCRATCH = 2048
 
 
 def default_lanes(model: Model, batch: int, cpu: bool) -> int:
@@ -251,6 +254,33 @@ def workgroup_size(lanes: int, batch: int) -> int:
   if lanes > 1: return lanes
   per_group = -(-batch // MIN_WORKGROUPS)
   return min(WORKGROUP, max(SIMD_ENVS, -(-per_group // SIMD_ENVS) * SIMD_ENVS))
+
+
+def env_buffers(model: Model, lanes: int) -> str:
+  """The declarations of kernels/xpbd_step.wgsl's parameters `prm`, tables `tab` and scratch `scr`, with env_in(e)
+  (sets the env's rows sb and mb) and env_out(e). With LANES > 1 they are the storage buffers. With one lane per env,
+  env_in copies the env's parameter row and the tables into private arrays, and the scratch row is private too when
+  it has at most PRIVATE_SCRATCH floats (env_out writes it back for the host: the overflow count, engine.wgsl's
+  contact_set): lavapipe checks the bounds of every storage access lane by lane (eight compares, branches and scalar
+  loads per SIMD load where the index differs across envs, as a slot's or a body's index read from the scratch
+  does), and a private array needs none. The ant x256 on lavapipe: 3.98 -> 3.25 ms a step (docs/wgsl.md, Speed)."""
+  storage = ("@group(0) @binding(3) var<storage, read_write> {p} : array<f32>;\n"
+             "@group(0) @binding(5) var<storage, read_write> {t} : array<i32>;\n"
+             "@group(0) @binding(6) var<storage, read_write> {s} : array<f32>;\n")
+  rows = "  mb = select(0u, e, MODEL_BATCHED) * NPARAM;\n"
+  if lanes > 1:
+    return (storage.format(p="prm", t="tab", s="scr") + f"fn env_in(e: u32) {{\n  sb = e * SCR;\n{rows}}}\n"
+            "fn env_out(e: u32) {}\n")
+  ntab = max(len(contact_tables(model)[1]), 1)
+  private = contact_tables(model)[0]["SCR"] <= PRIVATE_SCRATCH
+  return (storage.format(p="prm_buf", t="tab_buf", s="scr_buf" if private else "scr") +
+          f"var<private> prm: array<f32, NPARAM>;\nvar<private> tab: array<i32, {ntab}>;\n" +
+          ("var<private> scr: array<f32, SCR>;\n" if private else "") +
+          f"fn env_in(e: u32) {{\n{rows}  for (var k = 0u; k < NPARAM; k++) {{ prm[k] = prm_buf[mb + k]; }}\n"
+          f"  mb = 0u;\n  for (var k = 0u; k < {ntab}u; k++) {{ tab[k] = tab_buf[k]; }}\n"
+          f"  sb = {'0u' if private else 'e * SCR'};\n}}\n"
+          "fn env_out(e: u32) {" + ("\n  for (var k = 0u; k < SCR; k++) { scr_buf[e * SCR + k] = scr[k]; }\n"
+                                     if private else "") + "}\n")
 
 
 def lane_functions(lanes: int) -> str:
@@ -290,7 +320,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1) 
             f"const CONTACT_BETA: f32 = {_f(model.contact_beta)};",
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
             *(f"const {k} = {v}u;" for k, v in contact_tables(model)[0].items())]
-  return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes)
+  return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes) + env_buffers(model, lanes)
 
 
 @lru_cache(maxsize=None)

@@ -26,10 +26,10 @@
 @group(0) @binding(0) var<uniform> INFINITY : f32;
 @group(0) @binding(1) var<storage, read_write> outp : array<f32>;
 @group(0) @binding(2) var<storage, read_write> inp : array<f32>;
-@group(0) @binding(3) var<storage, read_write> prm : array<f32>;
 @group(0) @binding(4) var<storage, read_write> ctrl : array<f32>;
-@group(0) @binding(5) var<storage, read_write> tab : array<i32>;
-@group(0) @binding(6) var<storage, read_write> scr : array<f32>;
+// prm (binding 3), tab (5) and scr (6) are declared by the header (kernels/program.py env_buffers): the storage
+// buffers themselves with LANES > 1; with one lane per env, private copies that env_in() fills and env_out() writes
+// back, as lavapipe checks the bounds of every storage access on every SIMD lane
 
 // the working state of this env's bodies (oracle/packed.py: the 19-wide substep state). `var<env>` is not WGSL:
 // kernels/program.py makes it var<private> when LANES == 1 and var<workgroup> (shared by the env's lanes) otherwise
@@ -43,9 +43,9 @@ var<env> fext: array<vec3<f32>, NBODY_ARR>; // motor force [N] and torque [N m],
 var<env> text: array<vec3<f32>, NBODY_ARR>;
 var<env> jc: array<Correction, NJOINT_ARR>; // this iteration's correction of each joint
 var<env> lam: array<f32, NLAM_ARR>;         // XPBD multipliers, LAMW per joint
-var<private> sb: u32;                            // this env's row of scr
+var<private> sb: u32;                            // this env's row of scr (0 for a private copy)
 var<private> overflow: u32;                      // candidate pairs beyond their capacity, this step (lane 0)
-var<private> mb: u32;                           // this env's row of prm
+var<private> mb: u32;                           // this env's row of prm (0 for a private copy)
 var<private> cb: u32;                           // this env's row of ctrl
 var<private> lane: u32;                         // this invocation's lane in its env, 0 .. LANES - 1
 // env_index(gid, wid) and barrier() come from the header: with LANES == 1 the env is gid.x and barrier() does
@@ -97,8 +97,7 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_i
   let e = env_index(gid, wid);
   if (e >= BATCH) { return; }
   lane = lid.x % LANES;
-  sb = e * SCR;
-  mb = select(0u, e, MODEL_BATCHED) * NPARAM;
+  env_in(e);   // sets sb and mb
   cb = e * NCTRL;
   let base = e * NBODY * PACKED_WIDTH;
   for (var b = lane; b < NBODY; b += LANES) {
@@ -115,6 +114,7 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_i
     for (var s = 0u; s < SUBSTEPS; s++) { substep(H); }
   }
   if (lane == 0u) { scr[sb + OVF] = f32(dropped); }   // read back as State.contact_overflow (engine/wgsl.py)
+  env_out(e);
   for (var b = lane; b < NBODY; b += LANES) {
     let o = base + PACKED_WIDTH * b;
     out3(o + PACKED_POS, bx[b]);
