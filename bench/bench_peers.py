@@ -9,7 +9,9 @@ physical check on its own final state, and the ratio of the faster backend to Mu
 
 Protocol, the same for every engine: one call of `steps` env-steps from the scene's initial state (reported as
 first-call seconds: the engine's compile, MuJoCo's thread pool), then 3 timed calls of `steps` env-steps, each
-continuing from the last; env-steps/s = batch x steps / median seconds. The check runs on the final state (after
+continuing from the last; env-steps/s = batch x steps / median seconds. A call is one `mujoco.rollout` of `steps`
+env-steps for MuJoCo and one launch of the WGSL kernel (--steps-per-call sets fewer); the oracle takes one env-step
+per TinyJit call. The check runs on the final state (after
 4 x steps env-steps): pendulum, the rod keeps its 1 m length within 1 mm; drop, the box rests at its half height
 (within 1 mm, below 1 cm/s); stack10, no cube slides 2 mm or sinks 1 mm into the one below; ant (the ant task's
 scene, engine/tasks/scenes/ant.json, zero control), the ant stands on its feet at rest (torso within 1 cm of its rigid
@@ -99,8 +101,12 @@ def study_budget(scene: str) -> tuple[int, int] | None:
   return (int(rec[0]), int(rec[1])) if rec else None
 
 
-def run_engine(scene: str, batch: int, steps: int, config: str, budget: tuple[int, int] | None = None) -> dict:
-  """One engine configuration on the scene; budget: (substeps, iterations) in place of the scene file's."""
+def run_engine(scene: str, batch: int, steps: int, config: str, budget: tuple[int, int] | None = None,
+               steps_per_call: int | None = None) -> dict:
+  """One engine configuration on the scene; budget: (substeps, iterations) in place of the scene file's.
+  steps_per_call: env-steps per launch of the WGSL kernel, default all of a call's `steps` in one launch, as
+  MuJoCo's rollout runs them in one C call (the oracle takes one env-step per TinyJit call: a capture of many costs
+  seconds of scheduling a step)."""
   from tinygrad import Device
   from engine.scene import load_scene
   from engine.simulator import Simulator
@@ -108,12 +114,12 @@ def run_engine(scene: str, batch: int, steps: int, config: str, budget: tuple[in
   spec = json.loads(scene_path(scene).read_text())
   if budget: spec.update(substeps=budget[0], iterations=budget[1])
   model = load_scene(spec, device=device)
-  # the step tier from the first call (engine/stepping.py); the kernel fuses 10 env-steps a call, as bench_wgsl.py
-  sim = Simulator(model, batch, backend=backend, steps_per_call=10 if backend == "wgsl" else 1, tier_up=0)
+  k = (steps_per_call or steps) if backend == "wgsl" else 1
+  sim = Simulator(model, batch, backend=backend, steps_per_call=k, tier_up=0)   # the step tier from the first call
   start = sim.reset()
   first, wall, end = timed(lambda s: sim.rollout(s, steps), start, Device[device].synchronize)
-  return {"first_call_s": first, "wall_s": wall, "result": check(scene, start.body_pos.numpy(), end.body_pos.numpy(),
-                                                                 end.body_vel.numpy())}
+  return {"first_call_s": first, "wall_s": wall, "steps_per_call": k,
+          "result": check(scene, start.body_pos.numpy(), end.body_pos.numpy(), end.body_vel.numpy())}
 
 
 def run_mujoco(scene: str, batch: int, steps: int) -> dict:
@@ -139,7 +145,7 @@ def run_mujoco(scene: str, batch: int, steps: int) -> dict:
   first, wall, end = timed(advance, start, lambda: None)
   rollout.shutdown_persistent_pool()
   (p0, _), (p, v) = bodies(start[:1]), bodies(end)
-  return {"first_call_s": first, "wall_s": wall, "result": check(scene, p0, p, v)}
+  return {"first_call_s": first, "wall_s": wall, "steps_per_call": steps, "result": check(scene, p0, p, v)}
 
 
 def merged(path: Path, meta: dict, rows: list) -> dict:
@@ -162,6 +168,7 @@ def main(argv=None) -> int:
   p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   p.add_argument("--only", nargs="*", help="scene:batch items (default: pendulum:4096 drop:256 stack10:64 ant:256)")
   p.add_argument("--steps", type=int, help="env-steps per call (default: per scene)")
+  p.add_argument("--steps-per-call", type=int, help="env-steps per WGSL launch (default: all of a call's)")
   p.add_argument("--configs", nargs="*", default=list(CONFIGS), choices=list(CONFIGS))
   p.add_argument("--study-budget", action="store_true", help="run this engine at the substeps and iterations "
                  "bench/study_budget.py recommends per scene (default: the scene file's); writes "
@@ -188,7 +195,7 @@ def main(argv=None) -> int:
     row = {"scene": scene, "batch": batch, "steps": steps, **({"budget": list(budget)} if budget else {})}
     for config in args.configs:
       try: r = run_mujoco(scene, batch, steps) if config == "mujoco" else run_engine(scene, batch, steps, config,
-                                                                                      budget)
+                                                                                      budget, args.steps_per_call)
       except Exception as e:  # noqa: BLE001 (one backend failing must not hide the others' figures)
         r = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
       if "error" not in r:
