@@ -45,6 +45,9 @@ STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl"
               "joint_damping.wgsl")
 COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "box_box.wgsl")
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
+# the backward kernel's adjoints (issue 17, in progress): `<name>_adj` per forward function, in files named as the
+# forward's; tests/test_parity_adjoint.py launches them behind a step program (adjoint_source)
+ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/integrate.wgsl")
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
 CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box)
 
@@ -330,6 +333,12 @@ def _read(name: str) -> str:
 
 def kernel_body() -> str:
   return "\n".join(_read(os.path.basename(path)) for path in SOURCES)
+
+
+def adjoint_source(model: Model) -> str:
+  """The step program of `model` (one env, one step) followed by ADJOINT_FILES: the adjoints with the forward
+  functions they differentiate. Add an entry point to run them."""
+  return source(model, 1, 1, damping=False) + "\n".join(_read(f) for f in ADJOINT_FILES)
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:

@@ -1,0 +1,50 @@
+// Adjoints of kernels/math3.wgsl (oracle/math3.py), for the backward kernel (issue 17). Each `<name>_adj` takes the
+// forward function's inputs and the gradient g of its output, and returns the gradients of its inputs: the
+// vector-Jacobian product of the exact forward formula (not of an idealisation: rotate_adj is not R(q)^T g, which
+// holds only for a unit q). tests/test_parity_adjoint.py checks each against tinygrad's autograd of the oracle.
+
+struct QuatAdj { q: Quat, v: vec3<f32> }      // gradients of (q, v)
+struct QuatPairAdj { a: Quat, b: Quat }       // gradients of (a, b)
+struct VecPairAdj { a: vec3<f32>, b: vec3<f32> }
+
+fn qadd(a: Quat, b: Quat) -> Quat { return Quat(a.w + b.w, a.v + b.v); }
+fn qscale(a: Quat, s: f32) -> Quat { return Quat(a.w * s, a.v * s); }
+
+// cross(a, b): g.(a x b) = a.(b x g) = b.(g x a)
+fn cross_adj(a: vec3<f32>, b: vec3<f32>, g: vec3<f32>) -> VecPairAdj { return VecPairAdj(cross(b, g), cross(g, a)); }
+
+// qmul(a, b) = (a.w b.w - a.v.b.v, a.w b.v + b.w a.v + a.v x b.v)
+fn qmul_adj(a: Quat, b: Quat, g: Quat) -> QuatPairAdj {
+  return QuatPairAdj(Quat(g.w * b.w + dot(g.v, b.v), -g.w * b.v + b.w * g.v + cross(b.v, g.v)),
+                     Quat(g.w * a.w + dot(g.v, a.v), -g.w * a.v + a.w * g.v + cross(g.v, a.v)));
+}
+
+// rotate(q, v) = v + q.w t + q.v x t with t = 2 q.v x v
+fn rotate_adj(q: Quat, v: vec3<f32>, g: vec3<f32>) -> QuatAdj {
+  let t = cross(q.v, v) * 2.0;
+  let gt = g * q.w + cross(g, q.v);                 // through q.w t and q.v x t
+  let gu = cross(t, g) + cross(v, gt) * 2.0;        // q.v: in q.v x t, and in t
+  return QuatAdj(Quat(dot(g, t), gu), g + cross(gt, q.v) * 2.0);
+}
+
+// inv_rotate(q, v) = rotate(conj(q), v)
+fn inv_rotate_adj(q: Quat, v: vec3<f32>, g: vec3<f32>) -> QuatAdj {
+  let r = rotate_adj(conj(q), v, g);
+  return QuatAdj(conj(r.q), r.v);
+}
+
+// normalize_q(q) = q / |q|: the Jacobian (I - p p^T) / |q| with p = q / |q| (DESIGN.md sec. 5)
+fn normalize_q_adj(q: Quat, g: Quat) -> Quat {
+  let n = sqrt(q.w * q.w + dot(q.v, q.v));
+  let p = Quat(q.w / n, q.v / n);
+  let pg = p.w * g.w + dot(p.v, g.v);
+  return Quat((g.w - p.w * pg) / n, (g.v - p.v * pg) / n);
+}
+
+// add_rotation(q, dth) = normalize_q(q + 0.5 qmul((0, dth), q))
+fn add_rotation_adj(q: Quat, dth: vec3<f32>, g: Quat) -> QuatAdj {
+  let dq = qmul(Quat(0.0, dth), q);
+  let gr = normalize_q_adj(Quat(q.w + 0.5 * dq.w, q.v + 0.5 * dq.v), g);
+  let m = qmul_adj(Quat(0.0, dth), q, qscale(gr, 0.5));
+  return QuatAdj(qadd(gr, m.b), m.a.v);
+}
