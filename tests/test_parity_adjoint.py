@@ -2,55 +2,113 @@
 tinygrad's autograd of the oracle function it mirrors, as vector-Jacobian products on random inputs.
 
 One program (kernels/program.py adjoint_source: a step program, then the adjoints) gets one entry point per test;
-invocation i reads case i's inputs and output gradient from `inp` and writes its input gradients to `outp`. The oracle
-runs in float64 on the CPU device with the same inputs; the kernel in float32. Per gradient field, the relative
-error norm-wise over the cases, |g_wgsl - g_oracle| / |g_oracle|, must stay within TOL, the issue's bound, and
-within FLOOR_FACTOR of the float32 oracle's own error against float64 (the rounding floor), whichever is larger.
+invocation i reads case i's inputs and output gradients from `inp` and writes its input gradients to `outp`. The
+oracle runs in float64 on the CPU device on the same (float32-rounded) inputs, and again in float32. Per input, the
+relative error norm-wise over the cases, |g_wgsl - g_oracle64| / |g_oracle64|, must be within TOL (the issue's
+bound) or within FLOOR_FACTOR of the float32 oracle's own error, whichever is larger.
 """
 from __future__ import annotations
-from types import SimpleNamespace
+from dataclasses import dataclass
+from typing import Callable
 import numpy as np
+import pytest
 from tinygrad import Tensor, dtypes
 import engine.wgsl as wgsl
 from engine import load_scene
 from kernels.program import adjoint_source
+from oracle import xpbd
 from oracle.integrate import integrate
-from oracle.math3 import V3
+from oracle.math3 import V3, Quat
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
 N = 512             # cases
-TOL = 1e-4          # relative, norm-wise per field (issue 17)
+TOL = 1e-4          # relative, norm-wise per input (issue 17)
 FLOOR_FACTOR = 8.0  # the kernel may sit this far above the float32 oracle's rounding error
-H = 0.01            # [s] a coarse substep, so that the second-order terms (gyroscopic, h^2) weigh in
+H = 0.01            # [s] a coarse substep, so that integrate's second-order terms (gyroscopic, h^2) weigh in
+
+# value kinds: floats per case; a Side is x 3, q 4, im 1, ii 3; a Correction dx1, dth1, dx2, dth2; a flag is 0 or 1
+WIDTH = {"s": 1, "b": 1, "v": 3, "q": 4, "side": 11, "corr": 12}
+HELPERS = """
+fn rd3(o: u32) -> vec3<f32> { return vec3<f32>(inp[o], inp[o + 1u], inp[o + 2u]); }
+fn rdq(o: u32) -> Quat { return Quat(inp[o], rd3(o + 1u)); }
+fn rdside(o: u32) -> Side { return Side(rd3(o), rdq(o + 3u), inp[o + 7u], rd3(o + 8u)); }
+fn rdcorr(o: u32) -> Correction { return Correction(rd3(o), rd3(o + 3u), rd3(o + 6u), rd3(o + 9u)); }
+fn wr3(o: u32, v: vec3<f32>) { outp[o] = v.x; outp[o + 1u] = v.y; outp[o + 2u] = v.z; }
+fn wrq(o: u32, q: Quat) { outp[o] = q.w; wr3(o + 1u, q.v); }
+fn wrside(o: u32, s: SideAdj) { wr3(o, s.x); wrq(o + 3u, s.q); outp[o + 7u] = s.im; wr3(o + 8u, s.ii); }
+"""
 
 
-def run_entry(body: str, name: str, ins: np.ndarray, width: int) -> np.ndarray:
-  """Launch entry point `name` (its body: invocation i = gid.x) on N invocations over the (N, k) float32 inputs;
-  returns the (N, width) outputs."""
-  model = load_scene(SCENES / "pendulum.json", device="WEBGPU")
-  src = adjoint_source(model) + f"""
-fn rd3(o: u32) -> vec3<f32> {{ return vec3<f32>(inp[o], inp[o + 1u], inp[o + 2u]); }}
-fn rdq(o: u32) -> Quat {{ return Quat(inp[o], rd3(o + 1u)); }}
-fn wr3(o: u32, v: vec3<f32>) {{ outp[o] = v.x; outp[o + 1u] = v.y; outp[o + 2u] = v.z; }}
-fn wrq(o: u32, q: Quat) {{ outp[o] = q.w; wr3(o + 1u, q.v); }}
+def read(kind: str, o: int) -> str:
+  return {"s": f"inp[i + {o}u]", "b": f"(inp[i + {o}u] > 0.5)", "v": f"rd3(i + {o}u)", "q": f"rdq(i + {o}u)",
+          "side": f"rdside(i + {o}u)", "corr": f"rdcorr(i + {o}u)"}[kind]
+
+
+def write(kind: str, o: int, expr: str) -> str:
+  return {"s": f"outp[o + {o}u] = {expr};", "v": f"wr3(o + {o}u, {expr});", "q": f"wrq(o + {o}u, {expr});",
+          "side": f"wrside(o + {o}u, {expr});"}[kind]
+
+
+def wrap(kind: str, t: Tensor):
+  """A (N, width) tensor as the oracle's value of that kind."""
+  if kind in ("s", "b"): return t[:, 0] > 0.5 if kind == "b" else t[:, 0]
+  if kind == "v": return V3.of(t)
+  if kind == "q": return Quat.of(t)
+  return xpbd.Side(V3.of(t[:, 0:3]), Quat.of(t[:, 3:7]), t[:, 7], V3.of(t[:, 8:11]))
+
+
+def flat(v) -> Tensor:
+  """An oracle output as (N, width)."""
+  if isinstance(v, V3): return v.stack()
+  if isinstance(v, Quat): return Tensor.stack(v.w, v.x, v.y, v.z, dim=-1)
+  if isinstance(v, xpbd.Correction): return Tensor.cat(*(flat(f) for f in (v.dx1, v.dth1, v.dx2, v.dth2)), dim=-1)
+  return v.reshape(-1, 1) if v.ndim == 1 else v
+
+
+@dataclass
+class Case:
+  """One adjoint's test. ins: the forward's inputs (name, kind), in the WGSL adjoint's argument order; outs: its
+  outputs (name, kind) whose gradients the adjoint takes after them; call: the WGSL adjoint call, with {name} for an
+  input and {g_name} for an output's gradient; grads: (input name, kind, WGSL field of the call's result) written
+  back; oracle(**inputs) -> the outputs' values, in outs' order; draw(rng) -> {input: (N, width) float64}."""
+  ins: list[tuple[str, str]]
+  outs: list[tuple[str, str]]
+  call: str
+  grads: list[tuple[str, str, str]]
+  oracle: Callable
+  draw: Callable
+
+
+def run_case(case: Case, seed: int = 0) -> None:
+  rng = np.random.default_rng(seed)
+  x = {k: v.astype(np.float32).astype(np.float64) for k, v in case.draw(rng).items()}
+  g = {k: rng.normal(size=(N, WIDTH[kind])) for k, kind in case.outs}
+  cols = [*((k, kind, x[k]) for k, kind in case.ins), *((f"g_{k}", kind, g[k]) for k, kind in case.outs)]
+  offs = np.cumsum([0, *(WIDTH[kind] for _, kind, _ in cols)])
+  names = {k: read(kind, int(o)) for (k, kind, _), o in zip(cols, offs)}
+  woffs = np.cumsum([0, *(WIDTH[kind] for _, kind, _ in case.grads)])
+  body = f"  let a = {case.call.format(**names)};\n" + "\n".join(
+    f"  {write(kind, int(o), 'a.' + field)}" for (_, kind, field), o in zip(case.grads, woffs))
+  width = int(woffs[-1])
+  src = adjoint_source(load_scene(SCENES / "pendulum.json", device="WEBGPU")) + HELPERS + f"""
 @compute @workgroup_size(64)
-fn {name}(@builtin(global_invocation_id) gid: vec3<u32>) {{
+fn adjoint_parity(@builtin(global_invocation_id) gid: vec3<u32>) {{
   if (gid.x >= {N}u) {{ return; }}
-  let i = gid.x * {ins.shape[1]}u;
+  let i = gid.x * {int(offs[-1])}u;
   let o = gid.x * {width}u;
 {body}
 }}
 """
-  x = Tensor(ins.astype(np.float32), device="WEBGPU").realize()
-  return wgsl.launch(src, name, (N, width), x, threads=N, workgroup=64).numpy().astype(np.float64)
-
-
-def unit_quats(rng, n) -> np.ndarray:
-  q = rng.normal(size=(n, 4))
-  return q / np.linalg.norm(q, axis=1, keepdims=True)
-
-
-def compare(got: dict[str, np.ndarray], ref64: dict[str, np.ndarray], ref32: dict[str, np.ndarray]) -> None:
+  ins = Tensor(np.concatenate([c for _, _, c in cols], axis=1).astype(np.float32), device="WEBGPU").realize()
+  out = wgsl.launch(src, "adjoint_parity", (N, width), ins, threads=N, workgroup=64).numpy().astype(np.float64)
+  got = {k: out[:, woffs[j]:woffs[j + 1]] for j, (k, _, _) in enumerate(case.grads)}
+  def reference(dtype) -> dict[str, np.ndarray]:
+    t = {k: Tensor(x[k], dtype=dtype, device="CPU") for k, _ in case.ins}
+    outs = case.oracle(**{k: wrap(kind, t[k]) for k, kind in case.ins})
+    loss = sum((flat(v) * Tensor(g[k], dtype=dtype, device="CPU")).sum() for (k, _), v in zip(case.outs, outs))
+    wanted = [k for k, _, _ in case.grads]
+    return {k: d.numpy().astype(np.float64) for k, d in zip(wanted, loss.gradient(*(t[k] for k in wanted)))}
+  ref64, ref32 = reference(dtypes.float64), reference(dtypes.float32)
   lines, bad = [], []
   for k, want in ref64.items():
     scale = max(np.linalg.norm(want), 1e-30)
@@ -61,48 +119,115 @@ def compare(got: dict[str, np.ndarray], ref64: dict[str, np.ndarray], ref32: dic
   assert not bad, f"adjoints off for {bad}:\n" + "\n".join(lines)
 
 
-# --- integrate (kernels/adjoint/integrate.wgsl integrate_body_adj; oracle/integrate.py integrate) ---
+# --- random inputs ---
 
-INTEGRATE_IN = {"pos": 3, "quat": 4, "vel": 3, "angvel": 3, "force": 3, "torque": 3, "inv_mass": 1,
-                "inv_inertia": 3, "gravity": 3}
-INTEGRATE_OUT = {"pos": 3, "quat": 4, "vel": 3, "angvel": 3, "disp": 3, "rot": 3}
+def unit_quats(rng, n: int = N) -> np.ndarray:
+  q = rng.normal(size=(n, 4))
+  return q / np.linalg.norm(q, axis=1, keepdims=True)
 
 
-def integrate_cases(seed: int = 0) -> tuple[dict[str, np.ndarray], np.ndarray]:
-  """Random bodies, one in 8 static (zero inverse mass and inertia, which integrate leaves in place), the others with
-  inverse inertias 0.2-5 per axis; and a random output gradient."""
-  rng = np.random.default_rng(seed)
+def sides(rng, world: float = 0.125) -> np.ndarray:
+  """Sides with inverse masses 0.2-2 and inverse inertias 0.2-5 per axis; a fraction `world` are the world (zero
+  inverse mass and inertia, identity pose)."""
+  w = rng.random(N) < world
+  s = np.concatenate([rng.normal(size=(N, 3)), unit_quats(rng), rng.uniform(0.2, 2, (N, 1)),
+                      rng.uniform(0.2, 5, (N, 3))], axis=1)
+  s[w] = [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+  return s
+
+
+def unit(rng) -> np.ndarray:
+  v = rng.normal(size=(N, 3))
+  return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def flags(rng, off: float = 0.125) -> np.ndarray:
+  return (rng.random((N, 1)) >= off).astype(np.float64)
+
+
+# --- the cases ---
+
+BODY = [("pos", "v"), ("quat", "q"), ("vel", "v"), ("angvel", "v"), ("disp", "v"), ("rot", "v")]
+
+
+def integrate_oracle(pos, quat, vel, angvel, force, torque, inv_mass, inv_inertia, gravity):
+  packed = Tensor.cat(*(flat(v) for v in (pos, quat, vel, angvel)), dim=-1)[:, None]
+  model = type("M", (), dict(body_inv_mass=inv_mass[:, None], body_inv_inertia=flat(inv_inertia)[:, None],
+                             gravity=flat(gravity)[:, None]))
+  out = integrate(model, packed, H, V3.of(flat(force)[:, None]), V3.of(flat(torque)[:, None]))[:, 0]
+  return [out[:, 0:3], out[:, 3:7], out[:, 7:10], out[:, 10:13], out[:, 13:16], out[:, 16:19]]
+
+
+def integrate_draw(rng):
+  """One body in 8 static (zero inverse mass and inertia, which integrate leaves in place)."""
   static = rng.random(N) < 0.125
-  x = {"pos": rng.normal(size=(N, 3)), "quat": unit_quats(rng, N), "vel": rng.normal(size=(N, 3)),
-       "angvel": rng.normal(0, 3, size=(N, 3)), "force": rng.normal(0, 5, size=(N, 3)),
-       "torque": rng.normal(0, 5, size=(N, 3)), "inv_mass": np.where(static, 0.0, rng.uniform(0.2, 2, N))[:, None],
-       "inv_inertia": np.where(static[:, None], 0.0, rng.uniform(0.2, 5, (N, 3))),
-       "gravity": rng.normal(0, 5, size=(N, 3))}
-  return x, rng.normal(size=(N, sum(INTEGRATE_OUT.values())))
+  return {"pos": rng.normal(size=(N, 3)), "quat": unit_quats(rng), "vel": rng.normal(size=(N, 3)),
+          "angvel": rng.normal(0, 3, (N, 3)), "force": rng.normal(0, 5, (N, 3)), "torque": rng.normal(0, 5, (N, 3)),
+          "inv_mass": np.where(static, 0.0, rng.uniform(0.2, 2, N))[:, None],
+          "inv_inertia": np.where(static[:, None], 0.0, rng.uniform(0.2, 5, (N, 3))),
+          "gravity": rng.normal(0, 5, (N, 3))}
 
 
-def integrate_oracle(x: dict[str, np.ndarray], g: np.ndarray, dtype) -> dict[str, np.ndarray]:
-  t = {k: Tensor(v, dtype=dtype, device="CPU") for k, v in x.items()}
-  packed = Tensor.cat(t["pos"], t["quat"], t["vel"], t["angvel"], dim=-1)[:, None]
-  model = SimpleNamespace(body_inv_mass=t["inv_mass"], body_inv_inertia=t["inv_inertia"][:, None],
-                          gravity=t["gravity"][:, None])
-  out = integrate(model, packed, H, V3.of(t["force"][:, None]), V3.of(t["torque"][:, None]))
-  loss = (out[:, 0] * Tensor(g, dtype=dtype, device="CPU")).sum()
-  return {k: v.numpy().astype(np.float64) for k, v in zip(t, loss.gradient(*t.values()))}
+def correction_draw(rng, angular: bool):
+  """Two sides, offsets ~0.5 m, a unit direction, an error of ~1 cm (or rad), the multiplier so far and a
+  compliance alpha~ = alpha / h^2 of 0 (rigid) or up to 1; one in 8 corrections off. Side 1 is the world in one
+  case in 8, side 2 never: with both immovable and alpha~ = 0 the forward divides by 1e-30 (a correction that moves
+  nothing), and the oracle's own gradient is inf there."""
+  at = np.where(rng.random((N, 1)) < 0.5, 0.0, rng.uniform(0, 1, (N, 1)))
+  d = {"s1": sides(rng), "s2": sides(rng, world=0.0), "n": unit(rng), "err": rng.normal(0, 0.01, (N, 1)),
+       "on": flags(rng), "lam": rng.normal(0, 0.01, (N, 1)), "at": at}
+  return d if angular else {**d, "r1": rng.normal(0, 0.5, (N, 3)), "r2": rng.normal(0, 0.5, (N, 3))}
 
 
-def test_parity_adjoint_integrate():
-  """integrate_body_adj against autograd of oracle/integrate.py integrate, per input: the packed state, the motor
-  loads and the parameters (inverse mass and inertia, gravity)."""
-  x, g = integrate_cases()
-  ins = np.concatenate([*x.values(), g], axis=1)
-  sizes = [*INTEGRATE_IN.values(), *INTEGRATE_OUT.values()]
-  reads = [f"inp[i + {o}u]" if n == 1 else f"{'rdq' if n == 4 else 'rd3'}(i + {o}u)"
-           for n, o in zip(sizes, np.cumsum([0, *sizes]))]
-  body = f"""  let a = integrate_body_adj({", ".join(reads[:len(INTEGRATE_IN)])}, {H},
-                              BodyWork({", ".join(reads[len(INTEGRATE_IN):])}));
-  wr3(o, a.x); wrq(o + 3u, a.q); wr3(o + 7u, a.v); wr3(o + 10u, a.w); wr3(o + 13u, a.force); wr3(o + 16u, a.torque);
-  outp[o + 19u] = a.im; wr3(o + 20u, a.ii); wr3(o + 23u, a.gravity);"""
-  out = run_entry(body, "integrate_adj_parity", ins, 26)
-  got = dict(zip(INTEGRATE_IN, np.split(out, np.cumsum(list(INTEGRATE_IN.values()))[:-1], axis=1)))
-  compare(got, integrate_oracle(x, g, dtypes.float64), integrate_oracle(x, g, dtypes.float32))
+SIDE_GRADS = [("s1", "side", "s1"), ("s2", "side", "s2")]
+CORR_OUTS = [("corr", "corr"), ("lam_new", "s")]
+CASES = {
+  "integrate": Case(
+    [("pos", "v"), ("quat", "q"), ("vel", "v"), ("angvel", "v"), ("force", "v"), ("torque", "v"), ("inv_mass", "s"),
+     ("inv_inertia", "v"), ("gravity", "v")], BODY,
+    "integrate_body_adj({pos}, {quat}, {vel}, {angvel}, {force}, {torque}, {inv_mass}, {inv_inertia}, {gravity}, "
+    f"{H}, BodyWork({{g_pos}}, {{g_quat}}, {{g_vel}}, {{g_angvel}}, {{g_disp}}, {{g_rot}}))",
+    [("pos", "v", "x"), ("quat", "q", "q"), ("vel", "v", "v"), ("angvel", "v", "w"), ("force", "v", "force"),
+     ("torque", "v", "torque"), ("inv_mass", "s", "im"), ("inv_inertia", "v", "ii"), ("gravity", "v", "gravity")],
+    integrate_oracle, integrate_draw),
+  "world_inv_inertia": Case(
+    [("s", "side"), ("v", "v")], [("out", "v")], "world_inv_inertia_adj({s}, {v}, {g_out})",
+    [("s", "side", "s"), ("v", "v", "v")], lambda s, v: [s.world_inv_inertia(v)],
+    lambda rng: {"s": sides(rng), "v": rng.normal(size=(N, 3))}),
+  "inv_mass_at": Case(
+    [("s", "side"), ("r", "v"), ("n", "v")], [("out", "s")], "inv_mass_at_adj({s}, {r}, {n}, {g_out})",
+    [("s", "side", "s"), ("r", "v", "r"), ("n", "v", "n")], lambda s, r, n: [s.inv_mass_at(r, n)],
+    lambda rng: {"s": sides(rng), "r": rng.normal(size=(N, 3)), "n": unit(rng)}),
+  "inv_inertia_along": Case(
+    [("s", "side"), ("n", "v")], [("out", "s")], "inv_inertia_along_adj({s}, {n}, {g_out})",
+    [("s", "side", "s"), ("n", "v", "v")], lambda s, n: [s.inv_inertia_along(n)],
+    lambda rng: {"s": sides(rng), "n": unit(rng)}),
+  "neg_solve3": Case(
+    [("a", "v"), ("b", "v"), ("c", "v"), ("rhs", "v"), ("on", "b")], [("out", "v")],
+    "neg_solve3_adj({a}, {b}, {c}, {rhs}, {on}, {g_out})",
+    [("a", "v", "a"), ("b", "v", "b"), ("c", "v", "c"), ("rhs", "v", "rhs")],
+    lambda a, b, c, rhs, on: [xpbd.neg_solve3(a, b, c, rhs, on)],
+    # well-conditioned K: the identity plus a random perturbation (a solve's gradient grows as cond(K)^2)
+    lambda rng: {**dict(zip("abc", (np.eye(3)[j] + rng.normal(0, 0.3, (N, 3)) for j in range(3)))),
+                 "rhs": rng.normal(size=(N, 3)), "on": flags(rng)}),
+  "positional": Case(
+    [("s1", "side"), ("s2", "side"), ("r1", "v"), ("r2", "v"), ("n", "v"), ("err", "s"), ("on", "b"), ("lam", "s"),
+     ("at", "s")], CORR_OUTS,
+    "positional_adj({s1}, {s2}, {r1}, {r2}, {n}, {err}, {on}, {lam}, {at}, {g_corr}, {g_lam_new})",
+    [*SIDE_GRADS, ("r1", "v", "r1"), ("r2", "v", "r2"), ("n", "v", "n"), ("err", "s", "err"), ("lam", "s", "lam"),
+     ("at", "s", "at")],
+    lambda s1, s2, r1, r2, n, err, on, lam, at: xpbd.positional(s1, s2, r1, r2, n, err, on, lam, at),
+    lambda rng: correction_draw(rng, angular=False)),
+  "angular": Case(
+    [("s1", "side"), ("s2", "side"), ("n", "v"), ("err", "s"), ("on", "b"), ("lam", "s"), ("at", "s")], CORR_OUTS,
+    "angular_adj({s1}, {s2}, {n}, {err}, {on}, {lam}, {at}, {g_corr}, {g_lam_new})",
+    [*SIDE_GRADS, ("n", "v", "n"), ("err", "s", "err"), ("lam", "s", "lam"), ("at", "s", "at")],
+    lambda s1, s2, n, err, on, lam, at: xpbd.angular(s1, s2, n, err, on, lam, at),
+    lambda rng: correction_draw(rng, angular=True)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_parity_adjoint(name):
+  """The WGSL adjoint against float64 autograd of the oracle function it mirrors, per input."""
+  run_case(CASES[name])
