@@ -224,6 +224,31 @@ CASES = {
     [*SIDE_GRADS, ("n", "v", "n"), ("err", "s", "err"), ("lam", "s", "lam"), ("at", "s", "at")],
     lambda s1, s2, n, err, on, lam, at: xpbd.angular(s1, s2, n, err, on, lam, at),
     lambda rng: correction_draw(rng, angular=True)),
+  "angular_lock": Case(
+    [("s1", "side"), ("s2", "side"), ("n", "v"), ("err", "s"), ("on", "b"), ("lam", "s")], CORR_OUTS,
+    "angular_lock_adj({s1}, {s2}, {n}, {err}, {on}, {lam}, {g_corr}, {g_lam_new})",
+    [*SIDE_GRADS, ("n", "v", "n"), ("err", "s", "err"), ("lam", "s", "lam")],
+    lambda s1, s2, n, err, on, lam: xpbd.angular_lock(s1, s2, n, err, on, lam),
+    lambda rng: correction_draw(rng, angular=True)),
+  "angular_align": Case(
+    [("s1", "side"), ("s2", "side"), ("a", "v"), ("n", "v"), ("err", "s"), ("on", "b"), ("lam", "s")], CORR_OUTS,
+    "angular_align_adj({s1}, {s2}, {a}, {n}, {err}, {on}, {lam}, {g_corr}, {g_lam_new})",
+    [*SIDE_GRADS, ("a", "v", "r1"), ("n", "v", "n"), ("err", "s", "err"), ("lam", "s", "lam")],
+    lambda s1, s2, a, n, err, on, lam: xpbd.angular_align(s1, s2, a, n, err, on, lam),
+    lambda rng: {**correction_draw(rng, angular=True), "a": unit(rng)}),
+  "k_apply": Case(
+    [("s", "side"), ("r", "v"), ("e", "v")], [("out", "v")], "k_apply_adj({s}, {r}, {e}, {g_out})",
+    [("s", "side", "s"), ("r", "v", "r"), ("e", "v", "n")], lambda s, r, e: [xpbd.k_apply(s, r, e)],
+    lambda rng: {"s": sides(rng), "r": rng.normal(0, 0.5, (N, 3)), "e": rng.normal(size=(N, 3))}),
+  "point": Case(
+    [("s1", "side"), ("s2", "side"), ("r1", "v"), ("r2", "v"), ("d", "v"), ("lam", "v"), ("at", "s")],
+    [("corr", "corr"), ("lam_new", "v")],
+    "point_adj({s1}, {s2}, {r1}, {r2}, {d}, {lam}, {at}, {g_corr}, {g_lam_new})",
+    [*SIDE_GRADS, ("r1", "v", "r1"), ("r2", "v", "r2"), ("d", "v", "d"), ("lam", "v", "lam"), ("at", "s", "at")],
+    lambda s1, s2, r1, r2, d, lam, at: (lambda c, lv: [c, V3(*lv)])(
+      *xpbd.point(s1, s2, r1, r2, d, (lam.x, lam.y, lam.z), at)),
+    lambda rng: {**correction_draw(rng, angular=False), "d": rng.normal(0, 0.01, (N, 3)),
+                 "lam": rng.normal(0, 0.01, (N, 3))}),
 }
 
 

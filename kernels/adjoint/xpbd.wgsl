@@ -120,3 +120,105 @@ fn angular_adj(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, lam: f32,
   return CorrAdj(side_adj_add(ia.s1, m1.s), side_adj_add(ia.s2, m2.s), vec3<f32>(0.0), vec3<f32>(0.0),
                  ia.p * dlam + m1.v + m2.v, dl.err, dl.lam, dl.at);
 }
+
+// K e = (I1^-1 + I2^-1) e: the sides' gradients and e's
+struct PairAdj { s1: SideAdj, s2: SideAdj, e: vec3<f32> }
+fn inv_inertia_pair_adj(s1: Side, s2: Side, e: vec3<f32>, g: vec3<f32>) -> PairAdj {
+  let w1 = world_inv_inertia_adj(s1, e, g);
+  let w2 = world_inv_inertia_adj(s2, e, g);
+  return PairAdj(w1.s, w2.s, w1.v + w2.v);
+}
+
+// angular_lock: p = neg_solve3(K e_x, K e_y, K e_z, theta n), lam' = lam + p.n; r1, r2 and at of the result are zero
+fn angular_lock_adj(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, lam: f32, g: Correction,
+                    glam: f32) -> CorrAdj {
+  let ex = vec3<f32>(1.0, 0.0, 0.0);
+  let ey = vec3<f32>(0.0, 1.0, 0.0);
+  let ez = vec3<f32>(0.0, 0.0, 1.0);
+  let a = inv_inertia_pair(s1, s2, ex);
+  let b = inv_inertia_pair(s1, s2, ey);
+  let c = inv_inertia_pair(s1, s2, ez);
+  let p = neg_solve3(a, b, c, n * theta, on);
+  let ia = impulse_adj(s1, s2, vec3<f32>(0.0), vec3<f32>(0.0), p, true, g);
+  let ns = neg_solve3_adj(a, b, c, n * theta, on, ia.p + n * glam);
+  let ka = inv_inertia_pair_adj(s1, s2, ex, ns.a);
+  let kb = inv_inertia_pair_adj(s1, s2, ey, ns.b);
+  let kc = inv_inertia_pair_adj(s1, s2, ez, ns.c);
+  return CorrAdj(side_adj_add(side_adj_add(ia.s1, ka.s1), side_adj_add(kb.s1, kc.s1)),
+                 side_adj_add(side_adj_add(ia.s2, ka.s2), side_adj_add(kb.s2, kc.s2)), vec3<f32>(0.0),
+                 vec3<f32>(0.0), p * glam + ns.rhs * theta, dot(ns.rhs, n), glam, 0.0);
+}
+
+// angular_align (Cramer's rule on the 2x2 in the plane u = n, v = a x n); the axis a's gradient is in r1 of the
+// result, r2 and at are zero
+fn angular_align_adj(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, lam: f32,
+                     g: Correction, glam: f32) -> CorrAdj {
+  let u = n;
+  let v = cross(a, n);
+  let ku = inv_inertia_pair(s1, s2, u);
+  let kv = inv_inertia_pair(s1, s2, v);
+  let kuu = dot(u, ku);
+  let kuv = dot(v, ku);
+  let kvv = dot(v, kv);
+  let det = kuu * kvv - kuv * kuv;
+  let on = on_ && abs(det) > 1e-30;
+  let scale = select(0.0, theta / select(1.0, det, on), on);
+  let pu = -(kvv * scale);
+  let pv = kuv * scale;
+  let ia = impulse_adj(s1, s2, vec3<f32>(0.0), vec3<f32>(0.0), u * pu + v * pv, true, g);
+  let gpu = dot(ia.p, u) + glam;
+  let gpv = dot(ia.p, v);
+  let gscale = -gpu * kvv + gpv * kuv;
+  let gdet = select(0.0, -gscale * scale / select(1.0, det, on), on);
+  let gkuu = gdet * kvv;
+  let gkvv = -gpu * scale + gdet * kuu;
+  let gkuv = gpv * scale - 2.0 * gdet * kuv;
+  let ku_adj = inv_inertia_pair_adj(s1, s2, u, u * gkuu + v * gkuv);
+  let kv_adj = inv_inertia_pair_adj(s1, s2, v, v * gkvv);
+  let gv = ia.p * pv + ku * gkuv + kv * gkvv + kv_adj.e;
+  let cr = cross_adj(a, n, gv);
+  let gu = ia.p * pu + ku * gkuu + ku_adj.e;
+  return CorrAdj(side_adj_add(ia.s1, side_adj_add(ku_adj.s1, kv_adj.s1)),
+                 side_adj_add(ia.s2, side_adj_add(ku_adj.s2, kv_adj.s2)), cr.a, vec3<f32>(0.0), gu + cr.b,
+                 select(0.0, gscale / select(1.0, det, on), on), glam, 0.0);
+}
+
+// k_apply(s, r, e) = e im + (I^-1 (r x e)) x r
+fn k_apply_adj(s: Side, r: vec3<f32>, e: vec3<f32>, g: vec3<f32>) -> SideDirAdj {
+  let w = world_inv_inertia(s, cross(r, e));
+  let ca = cross_adj(w, r, g);
+  let wa = world_inv_inertia_adj(s, cross(r, e), ca.a);
+  let cr = cross_adj(r, e, wa.v);
+  var gs = wa.s;
+  gs.im = dot(g, e);
+  return SideDirAdj(gs, ca.b + cr.a, g * s.im + cr.b);   // n: e's gradient
+}
+
+// point: P = neg_solve3(K1 + K2 + at 1, d + at lam), lam' = lam + P; the result's n is d's gradient
+struct PointAdj { s1: SideAdj, s2: SideAdj, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lam: vec3<f32>, at: f32 }
+fn point_adj(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lv: vec3<f32>, at: f32,
+             g: Correction, glam: vec3<f32>) -> PointAdj {
+  let ex = vec3<f32>(1.0, 0.0, 0.0);
+  let ey = vec3<f32>(0.0, 1.0, 0.0);
+  let ez = vec3<f32>(0.0, 0.0, 1.0);
+  let a = k_apply(s1, r1, ex) + k_apply(s2, r2, ex) + ex * at;
+  let b = k_apply(s1, r1, ey) + k_apply(s2, r2, ey) + ey * at;
+  let c = k_apply(s1, r1, ez) + k_apply(s2, r2, ez) + ez * at;
+  let on = norm_dir(d, EPS).on;
+  let P = neg_solve3(a, b, c, d + lv * at, on);
+  let ia = impulse_adj(s1, s2, r1, r2, P, false, g);
+  let ns = neg_solve3_adj(a, b, c, d + lv * at, on, ia.p + glam);
+  var out = PointAdj(ia.s1, ia.s2, ia.r1, ia.r2, ns.rhs, glam + ns.rhs * at,
+                     dot(ns.rhs, lv) + ns.a.x + ns.b.y + ns.c.z);
+  let cols = array<vec3<f32>, 3>(ns.a, ns.b, ns.c);
+  for (var k = 0u; k < 3u; k++) {
+    let e = vec3<f32>(f32(k == 0u), f32(k == 1u), f32(k == 2u));
+    let k1 = k_apply_adj(s1, r1, e, cols[k]);
+    let k2 = k_apply_adj(s2, r2, e, cols[k]);
+    out.s1 = side_adj_add(out.s1, k1.s);
+    out.s2 = side_adj_add(out.s2, k2.s);
+    out.r1 = out.r1 + k1.r;
+    out.r2 = out.r2 + k2.r;
+  }
+  return out;
+}
