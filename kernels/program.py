@@ -47,7 +47,7 @@ COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "b
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
 # the backward kernel's adjoints (issue 17, in progress): `<name>_adj` per forward function, in files named as the
 # forward's; tests/test_parity_adjoint.py launches them behind a step program (adjoint_source)
-ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/integrate.wgsl")
+ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints.wgsl", "adjoint/integrate.wgsl")
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
 CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box)
 

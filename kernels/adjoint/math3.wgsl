@@ -48,3 +48,11 @@ fn add_rotation_adj(q: Quat, dth: vec3<f32>, g: Quat) -> QuatAdj {
   let m = qmul_adj(Quat(0.0, dth), q, qscale(gr, 0.5));
   return QuatAdj(qadd(gr, m.b), m.a.v);
 }
+
+// norm_dir(v, eps) = (len, dir, on): where on, len = |v| and dir = v / |v| (the projection (I - dir dir^T) / |v|);
+// where off, len is the constant 0 and dir = v / 1 (the oracle's double-where: no 0 * inf)
+fn norm_dir_adj(v: vec3<f32>, eps: f32, glen: f32, gdir: vec3<f32>) -> vec3<f32> {
+  let nd = norm_dir(v, eps);
+  if (!nd.on) { return gdir; }
+  return nd.dir * glen + (gdir - nd.dir * dot(nd.dir, gdir)) / nd.len;
+}

@@ -222,3 +222,10 @@ fn point_adj(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lv:
   }
   return out;
 }
+
+// apply(s, dx, dth) = Side(x + dx, add_rotation(q, dth), im, ii): g is the moved side's gradient; returns the
+// side's, with dx's in r and dth's in n
+fn apply_adj(s: Side, dx: vec3<f32>, dth: vec3<f32>, g: SideAdj) -> SideDirAdj {
+  let ar = add_rotation_adj(s.q, dth, g.q);
+  return SideDirAdj(SideAdj(g.x, ar.q, g.im, g.ii), g.x, ar.v);
+}
