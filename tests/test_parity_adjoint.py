@@ -19,7 +19,7 @@ import engine.wgsl as wgsl
 from engine import load_scene
 from kernels.program import adjoint_source
 from oracle import xpbd
-from oracle.constraints import ball
+from oracle.constraints import ball, hinge
 from oracle.integrate import integrate
 from oracle.math3 import V3, Quat
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
@@ -30,7 +30,7 @@ FLOOR_FACTOR = 8.0  # the kernel may sit this far above the float32 oracle's rou
 H = 0.01            # [s] a coarse substep, so that integrate's second-order terms (gyroscopic, h^2) weigh in
 
 # value kinds: floats per case; a Side is x 3, q 4, im 1, ii 3; a Correction dx1, dth1, dx2, dth2; a flag is 0 or 1
-WIDTH = {"s": 1, "b": 1, "v": 3, "q": 4, "side": 11, "corr": 12}
+WIDTH = {"s": 1, "b": 1, "v": 3, "q": 4, "side": 11, "corr": 12, "l6": 6}   # l6: a hinge's six multipliers
 HELPERS = """
 fn rd3(o: u32) -> vec3<f32> { return vec3<f32>(inp[o], inp[o + 1u], inp[o + 2u]); }
 fn rdq(o: u32) -> Quat { return Quat(inp[o], rd3(o + 1u)); }
@@ -39,18 +39,22 @@ fn rdcorr(o: u32) -> Correction { return Correction(rd3(o), rd3(o + 3u), rd3(o +
 fn wr3(o: u32, v: vec3<f32>) { outp[o] = v.x; outp[o + 1u] = v.y; outp[o + 2u] = v.z; }
 fn wrq(o: u32, q: Quat) { outp[o] = q.w; wr3(o + 1u, q.v); }
 fn wrside(o: u32, s: SideAdj) { wr3(o, s.x); wrq(o + 3u, s.q); outp[o + 7u] = s.im; wr3(o + 8u, s.ii); }
+fn rd6(o: u32) -> array<f32, 6> {
+  return array<f32, 6>(inp[o], inp[o + 1u], inp[o + 2u], inp[o + 3u], inp[o + 4u], inp[o + 5u]);
+}
+fn wr6(o: u32, a: array<f32, 6>) { for (var k = 0u; k < 6u; k++) { outp[o + k] = a[k]; } }
 fn as_adj(s: Side) -> SideAdj { return SideAdj(s.x, s.q, s.im, s.ii); }   // a Side-shaped gradient
 """
 
 
 def read(kind: str, o: int) -> str:
   return {"s": f"inp[i + {o}u]", "b": f"(inp[i + {o}u] > 0.5)", "v": f"rd3(i + {o}u)", "q": f"rdq(i + {o}u)",
-          "side": f"rdside(i + {o}u)", "corr": f"rdcorr(i + {o}u)"}[kind]
+          "side": f"rdside(i + {o}u)", "corr": f"rdcorr(i + {o}u)", "l6": f"rd6(i + {o}u)"}[kind]
 
 
 def write(kind: str, o: int, expr: str) -> str:
   return {"s": f"outp[o + {o}u] = {expr};", "v": f"wr3(o + {o}u, {expr});", "q": f"wrq(o + {o}u, {expr});",
-          "side": f"wrside(o + {o}u, {expr});"}[kind]
+          "side": f"wrside(o + {o}u, {expr});", "l6": f"wr6(o + {o}u, {expr});"}[kind]
 
 
 def wrap(kind: str, t: Tensor):
@@ -58,6 +62,7 @@ def wrap(kind: str, t: Tensor):
   if kind in ("s", "b"): return t[:, 0] > 0.5 if kind == "b" else t[:, 0]
   if kind == "v": return V3.of(t)
   if kind == "q": return Quat.of(t)
+  if kind == "l6": return tuple(t[:, k] for k in range(6))
   return xpbd.Side(V3.of(t[:, 0:3]), Quat.of(t[:, 3:7]), t[:, 7], V3.of(t[:, 8:11]))
 
 
@@ -67,6 +72,7 @@ def flat(v) -> Tensor:
   elif isinstance(v, Quat): t = Tensor.stack(v.w, v.x, v.y, v.z, dim=-1)
   elif isinstance(v, xpbd.Correction): t = Tensor.cat(*(flat(f) for f in (v.dx1, v.dth1, v.dx2, v.dth2)), dim=-1)
   elif isinstance(v, xpbd.Side): t = Tensor.cat(flat(v.x), flat(v.q), flat(v.im), flat(v.ii), dim=-1)
+  elif isinstance(v, tuple): t = Tensor.stack(*(x.reshape(x.shape[0]) for x in v), dim=-1)
   else: t = v
   return t.reshape(t.shape[0], -1)
 
@@ -197,6 +203,7 @@ def correction_draw(rng, angular: bool):
 
 
 SIDE_GRADS = [("s1", "side", "s1"), ("s2", "side", "s2")]
+HINGE_VECS = ("axis_p", "axis_c", "ref_p", "ref_c", "anchor_p", "anchor_c")
 CORR_OUTS = [("corr", "corr"), ("lam_new", "s")]
 CASES = {
   "integrate": Case(
@@ -285,7 +292,38 @@ CASES = {
     lambda rng: {"s1": sides(rng), "s2": sides(rng, world=0.0), "anchor1": rng.normal(0, 0.3, (N, 3)),
                  "anchor2": rng.normal(0, 0.3, (N, 3)), "lam": rng.normal(0, 0.01, (N, 3)),
                  "compliance": np.where(rng.random((N, 1)) < 0.5, 0.0, rng.uniform(0, 1e-4, (N, 1)))}),
+  "hinge": Case(
+    [("s1", "side"), ("s2", "side"), *((k, "v") for k in HINGE_VECS), ("compliance", "s"), ("limited", "s"),
+     ("lo", "s"), ("hi", "s"), ("lam", "l6")], [("corr", "corr"), ("lam_new", "l6")],
+    "hinge_adj({s1}, {s2}, HingeParams(" + ", ".join(f"{{{k}}}" for k in (*HINGE_VECS, "compliance", "limited", "lo",
+                                                                         "hi")) + f"), {{lam}}, {H}, {{g_corr}}, "
+    "{g_lam_new})",
+    [*SIDE_GRADS, *((k, "v", f"prm.{k}") for k in HINGE_VECS), ("compliance", "s", "prm.compliance"),
+     ("lo", "s", "prm.lo"), ("hi", "s", "prm.hi"), ("lam", "l6", "lam")],
+    lambda **kw: hinge_oracle(**kw), lambda rng: hinge_draw(rng)),
 }
+
+
+def hinge_oracle(s1, s2, axis_p, axis_c, ref_p, ref_c, anchor_p, anchor_c, compliance, limited, lo, hi, lam):
+  """oracle/constraints/hinge.py hinge (no position servo: ctrl None) on one joint per case."""
+  model = type("M", (), dict(jnt_axis_parent=flat(axis_p)[:, None], jnt_axis_child=flat(axis_c)[:, None],
+                             jnt_ref_parent=flat(ref_p)[:, None], jnt_ref_child=flat(ref_c)[:, None],
+                             jnt_anchor_parent=flat(anchor_p)[:, None], jnt_anchor_child=flat(anchor_c)[:, None],
+                             jnt_compliance=compliance[:, None], jnt_limited=limited[:, None],
+                             jnt_range=Tensor.stack(lo, hi, dim=-1)[:, None], act_type=(), act_joint=()))
+  corr, new = hinge.hinge(model, (0,), col(s1), col(s2), tuple(t[:, None] for t in lam), H)
+  return [corr, new]
+
+
+def hinge_draw(rng):
+  """Random poses (the hinge far from aligned, its angle anywhere: limits fire in about half the limited cases), unit
+  axes and reference vectors, anchors ~0.3 m, half the joints limited to [-U(0, 1), U(0, 1)] rad, half compliant."""
+  return {"s1": sides(rng), "s2": sides(rng, world=0.0), "axis_p": unit(rng), "axis_c": unit(rng),
+          "ref_p": unit(rng), "ref_c": unit(rng), "anchor_p": rng.normal(0, 0.3, (N, 3)),
+          "anchor_c": rng.normal(0, 0.3, (N, 3)),
+          "compliance": np.where(rng.random((N, 1)) < 0.5, 0.0, rng.uniform(0, 1e-4, (N, 1))),
+          "limited": (rng.random((N, 1)) < 0.5).astype(np.float64), "lo": -rng.uniform(0, 1, (N, 1)),
+          "hi": rng.uniform(0, 1, (N, 1)), "lam": rng.normal(0, 0.01, (N, 6))}
 
 
 def ball_oracle(s1, s2, anchor1, anchor2, lam, compliance):

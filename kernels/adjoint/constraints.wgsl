@@ -22,3 +22,94 @@ fn attach_adj(s1: Side, s2: Side, anchor1: vec3<f32>, anchor2: vec3<f32>, lv: ve
   pa.d = vec3<f32>(0.0);
   return pa;
 }
+
+// ---------------------------------------------------------------- constraints/hinge.py
+
+// a hinge's parameters (the forward reads them from prm), and their gradients in the same shape
+struct HingeParams { axis_p: vec3<f32>, axis_c: vec3<f32>, ref_p: vec3<f32>, ref_c: vec3<f32>, anchor_p: vec3<f32>,
+                     anchor_c: vec3<f32>, compliance: f32, limited: f32, lo: f32, hi: f32 }
+// gradients of a hinge's inputs: the sides, the parameters and the six multipliers before the iteration
+struct HingeAdj { s1: SideAdj, s2: SideAdj, prm: HingeParams, lam: array<f32, 6> }
+struct AngleAdj { q1: Quat, q2: Quat, axis_p: vec3<f32>, ref_p: vec3<f32>, ref_c: vec3<f32> }
+
+// hinge_angle: phi = atan2((n1 x n2).a, n1.n2), a = rotate(q1, axis_p), n1 = rotate(q1, ref_p), n2 = rotate(q2,
+// ref_c); gphi and ga: the gradients of the angle and of the world axis
+fn hinge_angle_adj(s1: Side, s2: Side, k: HingeParams, gphi: f32, ga_: vec3<f32>) -> AngleAdj {
+  let a = rotate(s1.q, k.axis_p);
+  let n1 = rotate(s1.q, k.ref_p);
+  let n2 = rotate(s2.q, k.ref_c);
+  let c = cross(n1, n2);
+  let gyx = atan2_adj(dot(c, a), dot(n1, n2), gphi);
+  let cr = cross_adj(n1, n2, a * gyx.x);
+  let ra = rotate_adj(s1.q, k.axis_p, ga_ + c * gyx.x);
+  let r1 = rotate_adj(s1.q, k.ref_p, n2 * gyx.y + cr.a);
+  let r2 = rotate_adj(s2.q, k.ref_c, n1 * gyx.y + cr.b);
+  return AngleAdj(qadd(ra.q, r1.q), r2.q, ra.v, r1.v, r2.v);
+}
+
+// hinge without a position servo (oracle/constraints/hinge.py with ctrl None): the forward replayed to keep each
+// stage's sides, then the stages in reverse. As the oracle, the limit's correction is applied whether or not it
+// fires (a zero correction re-normalises the quaternions; the forward kernel skips it, a difference of rounding)
+fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32, g: Correction,
+             glam: array<f32, 6>) -> HingeAdj {
+  // forward: 1. align
+  let a1 = rotate(s1_0.q, k.axis_p);
+  let a2 = rotate(s2_0.q, k.axis_c);
+  let al = norm_dir(cross(a2, a1), EPS);
+  let align = angular_align(s1_0, s2_0, a1, al.dir, al.len, al.on, 0u);   // (its lam update lands in the scratch lam)
+  let s1_1 = apply(s1_0, align.dx1, align.dth1);
+  let s2_1 = apply(s2_0, align.dx2, align.dth2);
+  // 2. limits
+  let a = rotate(s1_1.q, k.axis_p);
+  let n1 = rotate(s1_1.q, k.ref_p);
+  let n2 = rotate(s2_1.q, k.ref_c);
+  let phi = atan2(dot(cross(n1, n2), a), dot(n1, n2));
+  let violated = k.limited > 0.0 && (phi < k.lo || phi > k.hi);
+  let goal = min(max(phi, k.lo), k.hi);   // the oracle's target (a reserved word in WGSL)
+  let limit = angular(s1_1, s2_1, a, goal - phi, violated, 1u, 0.0);
+  let s1_2 = apply(s1_1, limit.dx1, limit.dth1);
+  let s2_2 = apply(s2_1, limit.dx2, limit.dth2);
+  let at = k.compliance / (h * h);
+  // reverse: 4. attach
+  var out: HingeAdj;
+  let pa = attach_adj(s1_2, s2_2, k.anchor_p, k.anchor_c, vec3<f32>(lam[2], lam[3], lam[4]), at, g,
+                      vec3<f32>(glam[2], glam[3], glam[4]));
+  out.prm.anchor_p = pa.r1;
+  out.prm.anchor_c = pa.r2;
+  out.prm.compliance = pa.at / (h * h);
+  out.lam[2] = pa.lam.x;
+  out.lam[3] = pa.lam.y;
+  out.lam[4] = pa.lam.z;
+  out.lam[5] = glam[5];   // the servo's multiplier: untouched without a servo
+  // 2. limits: apply, then angular with err = clamp(phi, lo, hi) - phi about the axis a
+  let p1 = apply_adj(s1_1, limit.dx1, limit.dth1, pa.s1);
+  let p2 = apply_adj(s2_1, limit.dx2, limit.dth2, pa.s2);
+  let glimit = Correction(g.dx1 + p1.r, g.dth1 + p1.n, g.dx2 + p2.r, g.dth2 + p2.n);
+  let la = angular_adj(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0, glimit, glam[1]);
+  out.lam[1] = la.lam;
+  let below = phi < k.lo;
+  let above = phi > k.hi;
+  out.prm.lo = select(0.0, la.err, below);
+  out.prm.hi = select(0.0, la.err, above && !below);
+  let gphi = select(0.0, -la.err, below || above);   // inside the range the target is phi itself: err = 0
+  let an = hinge_angle_adj(s1_1, s2_1, k, gphi, la.n);
+  out.prm.axis_p = an.axis_p;
+  out.prm.ref_p = an.ref_p;
+  out.prm.ref_c = an.ref_c;
+  let gs1_1 = side_adj_add(side_adj_add(p1.s, la.s1), SideAdj(vec3<f32>(0.0), an.q1, 0.0, vec3<f32>(0.0)));
+  let gs2_1 = side_adj_add(side_adj_add(p2.s, la.s2), SideAdj(vec3<f32>(0.0), an.q2, 0.0, vec3<f32>(0.0)));
+  // 1. align: apply, then angular_align about n = (a2 x a1) / |a2 x a1| by theta = |a2 x a1|
+  let q1 = apply_adj(s1_0, align.dx1, align.dth1, gs1_1);
+  let q2 = apply_adj(s2_0, align.dx2, align.dth2, gs2_1);
+  let galign = Correction(g.dx1 + q1.r, g.dth1 + q1.n, g.dx2 + q2.r, g.dth2 + q2.n);
+  let aa = angular_align_adj(s1_0, s2_0, a1, al.dir, al.len, al.on, lam[0], galign, glam[0]);
+  out.lam[0] = aa.lam;
+  let cr = cross_adj(a2, a1, norm_dir_adj(cross(a2, a1), EPS, aa.err, aa.n));
+  let r1 = rotate_adj(s1_0.q, k.axis_p, aa.r1 + cr.b);
+  let r2 = rotate_adj(s2_0.q, k.axis_c, cr.a);
+  out.prm.axis_p = out.prm.axis_p + r1.v;
+  out.prm.axis_c = r2.v;
+  out.s1 = side_adj_add(side_adj_add(q1.s, aa.s1), SideAdj(vec3<f32>(0.0), r1.q, 0.0, vec3<f32>(0.0)));
+  out.s2 = side_adj_add(side_adj_add(q2.s, aa.s2), SideAdj(vec3<f32>(0.0), r2.q, 0.0, vec3<f32>(0.0)));
+  return out;
+}

@@ -56,3 +56,32 @@ fn norm_dir_adj(v: vec3<f32>, eps: f32, glen: f32, gdir: vec3<f32>) -> vec3<f32>
   if (!nd.on) { return gdir; }
   return nd.dir * glen + (gdir - nd.dir * dot(nd.dir, gdir)) / nd.len;
 }
+
+// _atan01(r) = (1 - sqrt(1 - u) P(u) / A7) pi/2 with u = r / sqrt(1 + r^2) and P the polynomial MATH3_ASIN: the
+// derivative of that polynomial form (not of the true arctangent), as the oracle's autograd takes it
+fn _atan01_adj(r: f32, g: f32) -> f32 {
+  let u = r / sqrt(1.0 + r * r);
+  var p = 0.0;
+  var dp = 0.0;
+  for (var i = 0u; i < 8u; i++) { dp = dp * u + p; p = p * u + MATH3_ASIN[i]; }
+  let s = sqrt(1.0 - u);   // u <= 1/sqrt(2): never 0
+  let dadu = -(PI / 2.0) / MATH3_ASIN[7] * (s * dp - p / (2.0 * s));
+  return g * dadu / ((1.0 + r * r) * sqrt(1.0 + r * r));
+}
+
+// atan2(y, x): the octant's reflections replayed; returns (g_y, g_x)
+fn atan2_adj(y: f32, x: f32, g: f32) -> vec2<f32> {
+  let sx = select(1.0, -1.0, x < 0.0);
+  let sy = select(1.0, -1.0, y < 0.0);
+  let ax = x * sx;
+  let ay = y * sy;
+  let swap = ay > ax;
+  let num = select(ay, ax, swap);
+  let den = select(ax, ay, swap);
+  let d = select(den, 1.0, den == 0.0);
+  let ga = g * sy * select(1.0, -1.0, x < 0.0) * select(1.0, -1.0, swap);   // of _atan01's value
+  let gr = _atan01_adj(num / d, ga);
+  let gnum = gr / d;
+  let gden = select(-gr * num / (d * d), 0.0, den == 0.0);
+  return vec2<f32>(select(gnum, gden, swap) * sy, select(gden, gnum, swap) * sx);
+}
