@@ -23,7 +23,7 @@ if _spec is not None and _spec.submodule_search_locations:
 HEAVY_FIRST = ("apg_reacher", "envs", "double_pendulum_f64", "contact_grad_f64", "test_verify_stack.py",
                "test_verify_pile.py", "test_grad_chain.py", "actuators", "test_simulator.py", "pendulum_f64",
                "test_task_ant.py", "stack10", "test_verify_rest.py", "test_verify_joints.py", "test_parity_wgsl.py",
-               "test_wgsl_bridge.py", "pile", "test_train_ppo.py", "cradle", "adjoint_hinge", "adjoint_ball")
+               "test_wgsl_bridge.py", "pile", "test_train_ppo.py", "cradle")
 
 
 def _group(item) -> str:

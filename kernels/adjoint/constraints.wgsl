@@ -113,3 +113,73 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   out.s2 = side_adj_add(side_adj_add(q2.s, aa.s2), SideAdj(vec3<f32>(0.0), r2.q, 0.0, vec3<f32>(0.0)));
   return out;
 }
+
+// ---------------------------------------------------------------- constraints/fixed.py
+
+// lock_orientation: dq = (q1 rel) conj(q2), sign = -1 where dq.w < 0, (theta, n) = norm_dir(2 sign dq.v), then
+// angular_lock
+struct LockAdj { s1: SideAdj, s2: SideAdj, rel: Quat, lam: f32 }
+fn lock_orientation_adj(s1: Side, s2: Side, rel: Quat, lam: f32, g: Correction, glam: f32) -> LockAdj {
+  let q1r = qmul(s1.q, rel);
+  let dq = qmul(q1r, conj(s2.q));
+  let sgn = select(1.0, -1.0, dq.w < 0.0);
+  let nd = norm_dir(dq.v * (2.0 * sgn), EPS);
+  let la = angular_lock_adj(s1, s2, nd.dir, nd.len, nd.on, lam, g, glam);
+  let gv = norm_dir_adj(dq.v * (2.0 * sgn), EPS, la.err, la.n) * (2.0 * sgn);
+  let m2 = qmul_adj(q1r, conj(s2.q), Quat(0.0, gv));
+  let m1 = qmul_adj(s1.q, rel, m2.a);
+  var gs1 = la.s1;
+  var gs2 = la.s2;
+  gs1.q = qadd(gs1.q, m1.a);
+  gs2.q = qadd(gs2.q, conj(m2.b));
+  return LockAdj(gs1, gs2, m1.b, la.lam);
+}
+
+// fixed: lock_orientation, apply, attach; lam = (orientation, 3 of the anchors)
+struct FixedAdj { s1: SideAdj, s2: SideAdj, rel: Quat, anchor_p: vec3<f32>, anchor_c: vec3<f32>, compliance: f32,
+                  lam: vec4<f32> }
+fn fixed_adj(s1_0: Side, s2_0: Side, rel: Quat, anchor_p: vec3<f32>, anchor_c: vec3<f32>, compliance: f32,
+             lam: vec4<f32>, h: f32, g: Correction, glam: vec4<f32>) -> FixedAdj {
+  let dq = qmul(qmul(s1_0.q, rel), conj(s2_0.q));
+  let nd = norm_dir(dq.v * (2.0 * select(1.0, -1.0, dq.w < 0.0)), EPS);
+  let ex = vec3<f32>(1.0, 0.0, 0.0);
+  let ey = vec3<f32>(0.0, 1.0, 0.0);
+  let ez = vec3<f32>(0.0, 0.0, 1.0);
+  // the forward's orientation correction, as angular_lock computes it (without its multiplier update)
+  let p = neg_solve3(inv_inertia_pair(s1_0, s2_0, ex), inv_inertia_pair(s1_0, s2_0, ey),
+                     inv_inertia_pair(s1_0, s2_0, ez), nd.dir * nd.len, nd.on);
+  let orient = Correction(vec3<f32>(0.0), world_inv_inertia(s1_0, p), vec3<f32>(0.0), -world_inv_inertia(s2_0, p));
+  let s1_1 = apply(s1_0, orient.dx1, orient.dth1);
+  let s2_1 = apply(s2_0, orient.dx2, orient.dth2);
+  let pa = attach_adj(s1_1, s2_1, anchor_p, anchor_c, lam.yzw, compliance / (h * h), g, glam.yzw);
+  let p1 = apply_adj(s1_0, orient.dx1, orient.dth1, pa.s1);
+  let p2 = apply_adj(s2_0, orient.dx2, orient.dth2, pa.s2);
+  let lo = lock_orientation_adj(s1_0, s2_0, rel, lam.x,
+                                Correction(g.dx1 + p1.r, g.dth1 + p1.n, g.dx2 + p2.r, g.dth2 + p2.n), glam.x);
+  return FixedAdj(side_adj_add(p1.s, lo.s1), side_adj_add(p2.s, lo.s2), lo.rel, pa.r1, pa.r2,
+                  pa.at / (h * h), vec4<f32>(lo.lam, pa.lam));
+}
+
+// ---------------------------------------------------------------- constraints/distance.py
+
+// distance: (len, n) = norm_dir(p1 - p2), positional along n by len - length; lam = its one multiplier
+struct DistanceAdj { s1: SideAdj, s2: SideAdj, anchor_p: vec3<f32>, anchor_c: vec3<f32>, length: f32,
+                     compliance: f32, lam: f32 }
+fn distance_adj(s1: Side, s2: Side, anchor_p: vec3<f32>, anchor_c: vec3<f32>, length: f32, compliance: f32,
+                lam: f32, h: f32, g: Correction, glam: f32) -> DistanceAdj {
+  let r1 = rotate(s1.q, anchor_p);
+  let r2 = rotate(s2.q, anchor_c);
+  let d = (s1.x + r1) - (s2.x + r2);
+  let nd = norm_dir(d, EPS);
+  let pa = positional_adj(s1, s2, r1, r2, nd.dir, nd.len - length, nd.on, lam, compliance / (h * h), g, glam);
+  let gd = norm_dir_adj(d, EPS, pa.err, pa.n);
+  let ro1 = rotate_adj(s1.q, anchor_p, pa.r1 + gd);
+  let ro2 = rotate_adj(s2.q, anchor_c, pa.r2 - gd);
+  var gs1 = pa.s1;
+  var gs2 = pa.s2;
+  gs1.x = gs1.x + gd;
+  gs2.x = gs2.x - gd;
+  gs1.q = qadd(gs1.q, ro1.q);
+  gs2.q = qadd(gs2.q, ro2.q);
+  return DistanceAdj(gs1, gs2, ro1.v, ro2.v, -pa.err, pa.at / (h * h), pa.lam);
+}
