@@ -51,15 +51,18 @@ fn _atan01(r: f32) -> f32 {
 // four-quadrant arctangent from _atan01 of min(|x|, |y|) / max(|x|, |y|), the octant restored by reflections
 // (oracle/math3.py atan2, where the reasons are). It hides WGSL's built-in atan2 for the whole program, so every
 // caller gets the oracle's polynomial, not the driver's arctangent
-fn atan2(y: f32, x: f32) -> f32 {
+struct Octant { sx: f32, sy: f32, swap: bool, num: f32, den: f32 }   // atan2's reflections (kernels/adjoint too)
+fn octant(y: f32, x: f32) -> Octant {
   let sx = select(1.0, -1.0, x < 0.0);
   let sy = select(1.0, -1.0, y < 0.0);
   let ax = x * sx;
   let ay = y * sy;
   let swap = ay > ax;
-  let num = select(ay, ax, swap);
-  let den = select(ax, ay, swap);
-  var a = _atan01(num / select(den, 1.0, den == 0.0));
-  a = select(a, PI / 2.0 - a, swap);
-  return select(a, PI - a, x < 0.0) * sy;
+  return Octant(sx, sy, swap, select(ay, ax, swap), select(ax, ay, swap));
+}
+fn atan2(y: f32, x: f32) -> f32 {
+  let o = octant(y, x);
+  var a = _atan01(o.num / select(o.den, 1.0, o.den == 0.0));
+  a = select(a, PI / 2.0 - a, o.swap);
+  return select(a, PI - a, x < 0.0) * o.sy;
 }

@@ -23,14 +23,23 @@ fn chain(a: Correction, b: Correction) -> Correction {  // of two corrections (t
   return Correction(a.dx1 + b.dx1, a.dth1 + b.dth1, a.dx2 + b.dx2, a.dth2 + b.dth2);
 }
 
-// M20 eqs. 2-9: returns the correction; the multiplier's increment goes to lam[li]
+// M20 eqs. 2-9 from the multiplier's value lm: the correction and the multiplier's increment (kernels/adjoint/
+// replays it without touching lam)
+struct CorrDlam { c: Correction, dlam: f32 }
+fn positional_dlam(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, n: vec3<f32>, c: f32, on: bool, lm: f32,
+                   at: f32) -> CorrDlam {
+  let w = inv_mass_at(s1, r1, n) + inv_mass_at(s2, r2, n);
+  let dlam = select(0.0, (-c - at * lm) / (w + at + 1e-30), on);
+  let p = n * dlam;
+  return CorrDlam(Correction(p * s1.im, world_inv_inertia(s1, cross(r1, p)), -(p * s2.im),
+                             -world_inv_inertia(s2, cross(r2, p))), dlam);
+}
+// returns the correction; the multiplier's increment goes to lam[li]
 fn positional(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, n: vec3<f32>, c: f32, on: bool, li: u32,
               at: f32) -> Correction {
-  let w = inv_mass_at(s1, r1, n) + inv_mass_at(s2, r2, n);
-  let dlam = select(0.0, (-c - at * lam[li]) / (w + at + 1e-30), on);
-  let p = n * dlam;
-  lam[li] = lam[li] + dlam;
-  return Correction(p * s1.im, world_inv_inertia(s1, cross(r1, p)), -(p * s2.im), -world_inv_inertia(s2, cross(r2, p)));
+  let r = positional_dlam(s1, s2, r1, r2, n, c, on, lam[li], at);
+  lam[li] = lam[li] + r.dlam;
+  return r.c;
 }
 
 // M20 eqs. 11-14: body 1 turns about -n, body 2 about +n
@@ -44,19 +53,22 @@ fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: 
 
 // -K^-1 rhs for the symmetric 3x3 K with columns a, b, c, by the adjugate of K / s, s its largest |entry| (det K
 // overflows f32 for ~1 mm bodies); zero where off or K singular (oracle/xpbd.py neg_solve3)
-fn neg_solve3(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, rhs: vec3<f32>, on_: bool) -> vec3<f32> {
+// -K^-1 = -[bc ca ab]^T / det (rows), with the scaled columns' cross products and -1 / (det s), 0 where off
+struct Adjugate { bc: vec3<f32>, ca: vec3<f32>, ab: vec3<f32>, inv_det: f32 }
+fn neg_inverse3(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, on_: bool) -> Adjugate {
   let m = max(max(max(abs(a_.x), abs(a_.y)), max(abs(a_.z), abs(b_.y))), max(abs(b_.z), abs(c_.z)));
   let s = select(1.0, m, m > 0.0);
   let a = a_ / s;
   let b = b_ / s;
   let c = c_ / s;
   let bc = cross(b, c);
-  let ca = cross(c, a);
-  let ab = cross(a, b);
   let det = dot(a, bc);
   let on = on_ && abs(det) > 1e-30;
-  let inv_det = select(0.0, -1.0 / select(1.0, det * s, on), on);
-  return vec3<f32>(dot(bc, rhs), dot(ca, rhs), dot(ab, rhs)) * inv_det;
+  return Adjugate(bc, cross(c, a), cross(a, b), select(0.0, -1.0 / select(1.0, det * s, on), on));
+}
+fn neg_solve3(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, rhs: vec3<f32>, on_: bool) -> vec3<f32> {
+  let m = neg_inverse3(a_, b_, c_, on_);
+  return vec3<f32>(dot(m.bc, rhs), dot(m.ca, rhs), dot(m.ab, rhs)) * m.inv_det;
 }
 
 fn inv_inertia_pair(s1: Side, s2: Side, e: vec3<f32>) -> vec3<f32> {  // (I1^-1 + I2^-1) e
@@ -76,9 +88,11 @@ fn angular_lock(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32)
 
 // rigid 2-dof axis alignment, free about the unit axis a (oracle/xpbd.py angular_align): p in the plane (u = n,
 // v = a x n), the relative turn's projection on it equal to theta n (Cramer's rule); lam[li] accumulates p . n
-fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
-  let u = n;
-  let v = cross(a, n);
+// the 2x2 solve's terms (kernels/adjoint/xpbd.wgsl angular_align_adj reads them too)
+struct Align { v: vec3<f32>, ku: vec3<f32>, kv: vec3<f32>, kuu: f32, kuv: f32, kvv: f32, det: f32, on: bool,
+               scale: f32, pu: f32, pv: f32 }
+fn align_solve(s1: Side, s2: Side, a: vec3<f32>, u: vec3<f32>, theta: f32, on_: bool) -> Align {
+  let v = cross(a, u);
   let ku = inv_inertia_pair(s1, s2, u);
   let kv = inv_inertia_pair(s1, s2, v);
   let kuu = dot(u, ku);
@@ -87,10 +101,12 @@ fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_
   let det = kuu * kvv - kuv * kuv;
   let on = on_ && abs(det) > 1e-30;
   let scale = select(0.0, theta / select(1.0, det, on), on);
-  let pu = -(kvv * scale);
-  let pv = kuv * scale;
-  let p = u * pu + v * pv;
-  lam[li] = lam[li] + pu;
+  return Align(v, ku, kv, kuu, kuv, kvv, det, on, scale, -(kvv * scale), kuv * scale);
+}
+fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
+  let al = align_solve(s1, s2, a, n, theta, on_);   // u = n, v = a x n
+  let p = n * al.pu + al.v * al.pv;
+  lam[li] = lam[li] + al.pu;
   return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
 }
 
@@ -100,15 +116,22 @@ fn k_apply(s: Side, r: vec3<f32>, e: vec3<f32>) -> vec3<f32> {
 }
 
 // a point attachment as one 3-vector constraint (oracle/xpbd.py point; Macklin et al. 2016 eq. 18); lam[li..li+3]
-fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32, at: f32) -> Correction {
-  let lv = vec3<f32>(lam[li], lam[li + 1u], lam[li + 2u]);
+// its 3x3 system's columns a, b, c (K1 + K2 + at 1) and the impulse P from the multipliers' values lv (the adjoint
+// replays it: kernels/adjoint/xpbd.wgsl point_adj)
+struct PointSolve { a: vec3<f32>, b: vec3<f32>, c: vec3<f32>, on: bool, P: vec3<f32> }
+fn point_solve(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lv: vec3<f32>, at: f32) -> PointSolve {
   let ex = vec3<f32>(1.0, 0.0, 0.0);
   let ey = vec3<f32>(0.0, 1.0, 0.0);
   let ez = vec3<f32>(0.0, 0.0, 1.0);
   let a = k_apply(s1, r1, ex) + k_apply(s2, r2, ex) + ex * at;
   let b = k_apply(s1, r1, ey) + k_apply(s2, r2, ey) + ey * at;
   let c = k_apply(s1, r1, ez) + k_apply(s2, r2, ez) + ez * at;
-  let P = neg_solve3(a, b, c, d + lv * at, norm_dir(d, EPS).on);
+  let on = norm_dir(d, EPS).on;
+  return PointSolve(a, b, c, on, neg_solve3(a, b, c, d + lv * at, on));
+}
+fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32, at: f32) -> Correction {
+  let lv = vec3<f32>(lam[li], lam[li + 1u], lam[li + 2u]);
+  let P = point_solve(s1, s2, r1, r2, d, lv, at).P;
   lam[li] = lv.x + P.x;
   lam[li + 1u] = lv.y + P.y;
   lam[li + 2u] = lv.z + P.z;

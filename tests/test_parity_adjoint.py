@@ -22,7 +22,7 @@ import engine.wgsl as wgsl
 from engine import load_scene
 from kernels.program import adjoint_source
 from oracle import xpbd
-from oracle.constraints import ball, distance, fixed, hinge
+from oracle.constraints import ball, distance, fixed, hinge, slide
 from oracle.integrate import integrate
 from oracle.math3 import V3, Quat
 from tests.golden import golden
@@ -328,17 +328,32 @@ CASES = {
      ("compliance", "s", "compliance"), ("lam", "l4", "lam")],
     lambda **kw: joint_oracle(fixed.fixed, **kw), lambda rng: {**joint_draw(rng), "relquat": unit_quats(rng),
                                                               "lam": rng.normal(0, 0.01, (N, 4))}),
+  "slide": Case(
+    [("s1", "side"), ("s2", "side"), ("axis_p", "v"), ("anchor_p", "v"), ("anchor_c", "v"), ("relquat", "q"),
+     ("compliance", "s"), ("limited", "s"), ("lo", "s"), ("hi", "s"), ("lam", "v")],
+    [("corr", "corr"), ("lam_new", "v")],
+    "slide_adj({s1}, {s2}, SlideParams({axis_p}, {anchor_p}, {anchor_c}, {relquat}, {compliance}, {limited}, {lo}, "
+    f"{{hi}}), {{lam}}, {H}, {{g_corr}}, {{g_lam_new}})",
+    [*SIDE_GRADS, *((k, "v", f"prm.{k}") for k in ("axis_p", "anchor_p", "anchor_c")),
+     ("relquat", "q", "prm.relquat"),
+     ("compliance", "s", "prm.compliance"), ("lo", "s", "prm.lo"), ("hi", "s", "prm.hi"), ("lam", "v", "lam")],
+    lambda **kw: joint_oracle(slide.slide, **kw),
+    lambda rng: {**joint_draw(rng), "axis_p": unit(rng), "relquat": unit_quats(rng),
+                 "lam": rng.normal(0, 0.01, (N, 3)), "limited": (rng.random((N, 1)) < 0.5).astype(np.float64),
+                 "lo": -rng.uniform(0, 1, (N, 1)), "hi": rng.uniform(0, 1, (N, 1))}),
 }
 
 JOINT_FIELDS = {"anchor_p": "jnt_anchor_parent", "anchor_c": "jnt_anchor_child", "length": "jnt_length",
-                "compliance": "jnt_compliance", "relquat": "jnt_relquat"}
+                "compliance": "jnt_compliance", "relquat": "jnt_relquat", "axis_p": "jnt_axis_parent",
+                "limited": "jnt_limited"}
 
 
 def joint_oracle(fn, s1, s2, lam, **prm):
   """A registered constraint of oracle/constraints/ on one joint per case, its parameters per case (a batch axis)."""
-  model = type("M", (), {JOINT_FIELDS[k]: flat(v)[:, None] if isinstance(v, (V3, Quat)) else v[:, None]
-                         for k, v in prm.items()})
-  lam = (lam,) if isinstance(lam, Tensor) else lam
+  rng = {"jnt_range": Tensor.stack(prm.pop("lo"), prm.pop("hi"), dim=-1)[:, None]} if "lo" in prm else {}
+  model = type("M", (), {**rng, **{JOINT_FIELDS[k]: flat(v)[:, None] if isinstance(v, (V3, Quat)) else v[:, None]
+                                   for k, v in prm.items()}})
+  lam = (lam,) if isinstance(lam, Tensor) else (lam.x, lam.y, lam.z) if isinstance(lam, V3) else lam
   corr, new = fn(model, (0,), col(s1), col(s2), tuple(t[:, None] for t in lam), H)
   return [corr, new if len(new) > 1 else new[0]]
 

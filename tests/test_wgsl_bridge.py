@@ -41,8 +41,12 @@ ONLY_ORACLE = {
 }
 ONLY_KERNEL = {
   "math3.wgsl": {"qmul": "Quat.__mul__ (no operator overloading in WGSL)",
-                 "normalize_q": "Quat.normalize: a fn named normalize would hide the vector built-in"},
-  "xpbd.wgsl": {"zero_corr": "the oracle builds its zero corrections from a tensor's shape"},
+                 "normalize_q": "Quat.normalize: a fn named normalize would hide the vector built-in",
+                 "octant": "atan2's reflections, shared with its adjoint (kernels/adjoint/math3.wgsl)"},
+  "xpbd.wgsl": {"zero_corr": "the oracle builds its zero corrections from a tensor's shape",
+                **dict.fromkeys(("positional_dlam", "align_solve", "neg_inverse3", "point_solve"),
+                                "a part of positional, angular_align, neg_solve3 or point that their adjoints replay "
+                                "(kernels/adjoint/xpbd.wgsl); the oracle's autograd needs no such split")},
   "box.wgsl": dict.fromkeys(("_segment_terms", "_segment_f2"), "_segment_nearest's nested terms and f2 (no closures)"),
   "box_box.wgsl": {"_to_ref": "_face_contacts' nested ref (no closures, and ref is a reserved word)"},
 }

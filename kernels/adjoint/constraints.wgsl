@@ -183,3 +183,90 @@ fn distance_adj(s1: Side, s2: Side, anchor_p: vec3<f32>, anchor_c: vec3<f32>, le
   gs2.q = qadd(gs2.q, ro2.q);
   return DistanceAdj(gs1, gs2, ro1.v, ro2.v, -pa.err, pa.at / (h * h), pa.lam);
 }
+
+// ---------------------------------------------------------------- constraints/slide.py
+
+struct SlideParams { axis_p: vec3<f32>, anchor_p: vec3<f32>, anchor_c: vec3<f32>, relquat: Quat, compliance: f32,
+                     limited: f32, lo: f32, hi: f32 }
+struct SlideAdj { s1: SideAdj, s2: SideAdj, prm: SlideParams, lam: vec3<f32> }
+
+// slide_frame's (a, r1, r2) and x = (p2 - p1).a from the gradients of all four: the sides' and the parameters'
+struct FrameAdj { s1: SideAdj, s2: SideAdj, axis_p: vec3<f32>, anchor_p: vec3<f32>, anchor_c: vec3<f32> }
+fn slide_frame_adj(s1: Side, s2: Side, k: SlideParams, ga_: vec3<f32>, gr1_: vec3<f32>, gr2_: vec3<f32>,
+                   gx: f32) -> FrameAdj {
+  let a = rotate(s1.q, k.axis_p);
+  let r1 = rotate(s1.q, k.anchor_p);
+  let r2 = rotate(s2.q, k.anchor_c);
+  let gp = a * gx;   // of p2 = x2 + r2 (and -gp of p1 = x1 + r1)
+  let ra = rotate_adj(s1.q, k.axis_p, ga_ + ((s2.x + r2) - (s1.x + r1)) * gx);
+  let ro1 = rotate_adj(s1.q, k.anchor_p, gr1_ - gp);
+  let ro2 = rotate_adj(s2.q, k.anchor_c, gr2_ + gp);
+  return FrameAdj(SideAdj(-gp, qadd(ra.q, ro1.q), 0.0, vec3<f32>(0.0)), SideAdj(gp, ro2.q, 0.0, vec3<f32>(0.0)),
+                  ra.v, ro1.v, ro2.v);
+}
+
+// slide: lock the orientation, remove the anchors' offset across the axis, then the limits along it
+fn slide_adj(s1_0: Side, s2_0: Side, k: SlideParams, lam: vec3<f32>, h: f32, g: Correction,
+             glam: vec3<f32>) -> SlideAdj {
+  let at = k.compliance / (h * h);
+  // forward: 1. orientation (angular_lock's value, as fixed_adj computes it)
+  let dq = qmul(qmul(s1_0.q, k.relquat), conj(s2_0.q));
+  let od = norm_dir(dq.v * (2.0 * select(1.0, -1.0, dq.w < 0.0)), EPS);
+  let p = neg_solve3(inv_inertia_pair(s1_0, s2_0, vec3<f32>(1.0, 0.0, 0.0)),
+                     inv_inertia_pair(s1_0, s2_0, vec3<f32>(0.0, 1.0, 0.0)),
+                     inv_inertia_pair(s1_0, s2_0, vec3<f32>(0.0, 0.0, 1.0)), od.dir * od.len, od.on);
+  let orient = Correction(vec3<f32>(0.0), world_inv_inertia(s1_0, p), vec3<f32>(0.0), -world_inv_inertia(s2_0, p));
+  let s1_1 = apply(s1_0, orient.dx1, orient.dth1);
+  let s2_1 = apply(s2_0, orient.dx2, orient.dth2);
+  // 2. the normal part of d = p1 - p2
+  let a = rotate(s1_1.q, k.axis_p);
+  let r1 = rotate(s1_1.q, k.anchor_p);
+  let r2 = rotate(s2_1.q, k.anchor_c);
+  let d = (s1_1.x + r1) - (s2_1.x + r2);
+  let e = d - a * dot(d, a);
+  let nd = norm_dir(e, EPS);
+  let normal = positional_dlam(s1_1, s2_1, r1, r2, nd.dir, nd.len, nd.on, lam.y, at).c;
+  let s1_2 = apply(s1_1, normal.dx1, normal.dth1);
+  let s2_2 = apply(s2_1, normal.dx2, normal.dth2);
+  // 3. limits
+  let b = rotate(s1_2.q, k.axis_p);
+  let q1 = rotate(s1_2.q, k.anchor_p);
+  let q2 = rotate(s2_2.q, k.anchor_c);
+  let x = dot((s2_2.x + q2) - (s1_2.x + q1), b);
+  let below = x < k.lo;
+  let above = x > k.hi;
+  let violated = k.limited > 0.0 && (below || above);
+  let goal = min(max(x, k.lo), k.hi);
+  // reverse: 3. limits (the target is x itself inside the range: err = 0)
+  var out: SlideAdj;
+  let la = positional_adj(s1_2, s2_2, q1, q2, b, goal - x, violated, lam.z, 0.0, g, glam.z);
+  out.prm.lo = select(0.0, la.err, below);
+  out.prm.hi = select(0.0, la.err, above && !below);
+  let f2 = slide_frame_adj(s1_2, s2_2, k, la.n, la.r1, la.r2, select(0.0, -la.err, below || above));
+  // 2. apply the normal correction, then positional along n by c, (c, n) = norm_dir(d - a (d.a))
+  let pn1 = apply_adj(s1_1, normal.dx1, normal.dth1, side_adj_add(la.s1, f2.s1));
+  let pn2 = apply_adj(s2_1, normal.dx2, normal.dth2, side_adj_add(la.s2, f2.s2));
+  let na = positional_adj(s1_1, s2_1, r1, r2, nd.dir, nd.len, nd.on, lam.y, at,
+                          Correction(g.dx1 + pn1.r, g.dth1 + pn1.n, g.dx2 + pn2.r, g.dth2 + pn2.n), glam.y);
+  let ge = norm_dir_adj(e, EPS, na.err, na.n);
+  let gd = ge - a * dot(a, ge);
+  let f1 = slide_frame_adj(s1_1, s2_1, k, -(ge * dot(d, a) + d * dot(a, ge)), na.r1 + gd, na.r2 - gd, 0.0);
+  var gs1_1 = side_adj_add(side_adj_add(pn1.s, na.s1), f1.s1);
+  var gs2_1 = side_adj_add(side_adj_add(pn2.s, na.s2), f1.s2);
+  gs1_1.x = gs1_1.x + gd;
+  gs2_1.x = gs2_1.x - gd;
+  // 1. apply the orientation correction, then lock_orientation
+  let po1 = apply_adj(s1_0, orient.dx1, orient.dth1, gs1_1);
+  let po2 = apply_adj(s2_0, orient.dx2, orient.dth2, gs2_1);
+  let lo = lock_orientation_adj(s1_0, s2_0, k.relquat, lam.x,
+                                Correction(g.dx1 + po1.r, g.dth1 + po1.n, g.dx2 + po2.r, g.dth2 + po2.n), glam.x);
+  out.s1 = side_adj_add(po1.s, lo.s1);
+  out.s2 = side_adj_add(po2.s, lo.s2);
+  out.prm.axis_p = f1.axis_p + f2.axis_p;
+  out.prm.anchor_p = f1.anchor_p + f2.anchor_p;
+  out.prm.anchor_c = f1.anchor_c + f2.anchor_c;
+  out.prm.relquat = lo.rel;
+  out.prm.compliance = na.at / (h * h);
+  out.lam = vec3<f32>(lo.lam, na.lam, la.lam);
+  return out;
+}

@@ -71,17 +71,11 @@ fn _atan01_adj(r: f32, g: f32) -> f32 {
 
 // atan2(y, x): the octant's reflections replayed; returns (g_y, g_x)
 fn atan2_adj(y: f32, x: f32, g: f32) -> vec2<f32> {
-  let sx = select(1.0, -1.0, x < 0.0);
-  let sy = select(1.0, -1.0, y < 0.0);
-  let ax = x * sx;
-  let ay = y * sy;
-  let swap = ay > ax;
-  let num = select(ay, ax, swap);
-  let den = select(ax, ay, swap);
-  let d = select(den, 1.0, den == 0.0);
-  let ga = g * sy * select(1.0, -1.0, x < 0.0) * select(1.0, -1.0, swap);   // of _atan01's value
-  let gr = _atan01_adj(num / d, ga);
+  let o = octant(y, x);
+  let d = select(o.den, 1.0, o.den == 0.0);
+  let ga = g * o.sy * select(1.0, -1.0, x < 0.0) * select(1.0, -1.0, o.swap);   // of _atan01's value
+  let gr = _atan01_adj(o.num / d, ga);
   let gnum = gr / d;
-  let gden = select(-gr * num / (d * d), 0.0, den == 0.0);
-  return vec2<f32>(select(gnum, gden, swap) * sy, select(gden, gnum, swap) * sx);
+  let gden = select(-gr * o.num / (d * d), 0.0, o.den == 0.0);
+  return vec2<f32>(select(gnum, gden, o.swap) * o.sy, select(gden, gnum, o.swap) * o.sx);
 }

@@ -12,7 +12,9 @@ struct Solve3Adj { a: vec3<f32>, b: vec3<f32>, c: vec3<f32>, rhs: vec3<f32> }
 struct CorrAdj { s1: SideAdj, s2: SideAdj, r1: vec3<f32>, r2: vec3<f32>, n: vec3<f32>, err: f32, lam: f32, at: f32 }
 
 fn side_adj_zero() -> SideAdj { return SideAdj(vec3<f32>(0.0), Quat(0.0, vec3<f32>(0.0)), 0.0, vec3<f32>(0.0)); }
-fn side_adj_add(a: SideAdj, b: SideAdj) -> SideAdj { return SideAdj(a.x + b.x, qadd(a.q, b.q), a.im + b.im, a.ii + b.ii); }
+fn side_adj_add(a: SideAdj, b: SideAdj) -> SideAdj {
+  return SideAdj(a.x + b.x, qadd(a.q, b.q), a.im + b.im, a.ii + b.ii);
+}
 
 // world_inv_inertia(s, v) = rotate(q, inv_rotate(q, v) ii)
 fn world_inv_inertia_adj(s: Side, v: vec3<f32>, g: vec3<f32>) -> SideVecAdj {
@@ -40,20 +42,11 @@ fn inv_inertia_along_adj(s: Side, n: vec3<f32>, g: f32) -> SideVecAdj {
 // neg_solve3 returns x = -K^-1 rhs, K the matrix of columns a, b, c (the adjugate form is exact for any K, and the
 // scaling by s cancels). With y = K^-1 rhs = -x: g_rhs = -K^-T g, and g_K = -g_rhs y^T = g_rhs x^T, column by column.
 // K^-T g = (bc g.x + ca g.y + ab g.z) / det with the forward's scaled a, b, c
-fn neg_solve3_adj(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, rhs: vec3<f32>, on_: bool, g: vec3<f32>) -> Solve3Adj {
-  let m = max(max(max(abs(a_.x), abs(a_.y)), max(abs(a_.z), abs(b_.y))), max(abs(b_.z), abs(c_.z)));
-  let s = select(1.0, m, m > 0.0);
-  let a = a_ / s;
-  let b = b_ / s;
-  let c = c_ / s;
-  let bc = cross(b, c);
-  let ca = cross(c, a);
-  let ab = cross(a, b);
-  let det = dot(a, bc);
-  let on = on_ && abs(det) > 1e-30;
-  let inv_det = select(0.0, -1.0 / select(1.0, det * s, on), on);
-  let x = vec3<f32>(dot(bc, rhs), dot(ca, rhs), dot(ab, rhs)) * inv_det;
-  let grhs = (bc * g.x + ca * g.y + ab * g.z) * inv_det;
+fn neg_solve3_adj(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, rhs: vec3<f32>, on_: bool,
+                  g: vec3<f32>) -> Solve3Adj {
+  let m = neg_inverse3(a_, b_, c_, on_);
+  let x = vec3<f32>(dot(m.bc, rhs), dot(m.ca, rhs), dot(m.ab, rhs)) * m.inv_det;
+  let grhs = (m.bc * g.x + m.ca * g.y + m.ab * g.z) * m.inv_det;
   return Solve3Adj(grhs * x.x, grhs * x.y, grhs * x.z, grhs);
 }
 
@@ -153,18 +146,19 @@ fn angular_lock_adj(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, lam:
 // result, r2 and at are zero
 fn angular_align_adj(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, lam: f32,
                      g: Correction, glam: f32) -> CorrAdj {
+  let al = align_solve(s1, s2, a, n, theta, on_);
   let u = n;
-  let v = cross(a, n);
-  let ku = inv_inertia_pair(s1, s2, u);
-  let kv = inv_inertia_pair(s1, s2, v);
-  let kuu = dot(u, ku);
-  let kuv = dot(v, ku);
-  let kvv = dot(v, kv);
-  let det = kuu * kvv - kuv * kuv;
-  let on = on_ && abs(det) > 1e-30;
-  let scale = select(0.0, theta / select(1.0, det, on), on);
-  let pu = -(kvv * scale);
-  let pv = kuv * scale;
+  let v = al.v;
+  let ku = al.ku;
+  let kv = al.kv;
+  let kuu = al.kuu;
+  let kuv = al.kuv;
+  let kvv = al.kvv;
+  let det = al.det;
+  let on = al.on;
+  let scale = al.scale;
+  let pu = al.pu;
+  let pv = al.pv;
   let ia = impulse_adj(s1, s2, vec3<f32>(0.0), vec3<f32>(0.0), u * pu + v * pv, true, g);
   let gpu = dot(ia.p, u) + glam;
   let gpv = dot(ia.p, v);
@@ -198,14 +192,12 @@ fn k_apply_adj(s: Side, r: vec3<f32>, e: vec3<f32>, g: vec3<f32>) -> SideDirAdj 
 struct PointAdj { s1: SideAdj, s2: SideAdj, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lam: vec3<f32>, at: f32 }
 fn point_adj(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lv: vec3<f32>, at: f32,
              g: Correction, glam: vec3<f32>) -> PointAdj {
-  let ex = vec3<f32>(1.0, 0.0, 0.0);
-  let ey = vec3<f32>(0.0, 1.0, 0.0);
-  let ez = vec3<f32>(0.0, 0.0, 1.0);
-  let a = k_apply(s1, r1, ex) + k_apply(s2, r2, ex) + ex * at;
-  let b = k_apply(s1, r1, ey) + k_apply(s2, r2, ey) + ey * at;
-  let c = k_apply(s1, r1, ez) + k_apply(s2, r2, ez) + ez * at;
-  let on = norm_dir(d, EPS).on;
-  let P = neg_solve3(a, b, c, d + lv * at, on);
+  let ps = point_solve(s1, s2, r1, r2, d, lv, at);
+  let a = ps.a;
+  let b = ps.b;
+  let c = ps.c;
+  let on = ps.on;
+  let P = ps.P;
   let ia = impulse_adj(s1, s2, r1, r2, P, false, g);
   let ns = neg_solve3_adj(a, b, c, d + lv * at, on, ia.p + glam);
   var out = PointAdj(ia.s1, ia.s2, ia.r1, ia.r2, ns.rhs, glam + ns.rhs * at,
