@@ -42,13 +42,18 @@ fn positional(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, n: vec3<f32>, c:
   return r.c;
 }
 
-// M20 eqs. 11-14: body 1 turns about -n, body 2 about +n
-fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: f32) -> Correction {
+// M20 eqs. 11-14: body 1 turns about -n, body 2 about +n; from the multiplier's value lm, as positional_dlam
+fn angular_dlam(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, lm: f32, at: f32) -> CorrDlam {
   let w = inv_inertia_along(s1, n) + inv_inertia_along(s2, n);
-  let dlam = select(0.0, (-theta - at * lam[li]) / (w + at + 1e-30), on);
+  let dlam = select(0.0, (-theta - at * lm) / (w + at + 1e-30), on);
   let p = n * dlam;
-  lam[li] = lam[li] + dlam;
-  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+  return CorrDlam(Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p)),
+                  dlam);
+}
+fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: f32) -> Correction {
+  let r = angular_dlam(s1, s2, n, theta, on, lam[li], at);
+  lam[li] = lam[li] + r.dlam;
+  return r.c;
 }
 
 // -K^-1 rhs for the symmetric 3x3 K with columns a, b, c, by the adjugate of K / s, s its largest |entry| (det K
@@ -103,11 +108,14 @@ fn align_solve(s1: Side, s2: Side, a: vec3<f32>, u: vec3<f32>, theta: f32, on_: 
   let scale = select(0.0, theta / select(1.0, det, on), on);
   return Align(v, ku, kv, kuu, kuv, kvv, det, on, scale, -(kvv * scale), kuv * scale);
 }
-fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
-  let al = align_solve(s1, s2, a, n, theta, on_);   // u = n, v = a x n
+fn align_corr(s1: Side, s2: Side, n: vec3<f32>, al: Align) -> Correction {   // u = n, v = a x n
   let p = n * al.pu + al.v * al.pv;
-  lam[li] = lam[li] + al.pu;
   return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+}
+fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
+  let al = align_solve(s1, s2, a, n, theta, on_);
+  lam[li] = lam[li] + al.pu;
+  return align_corr(s1, s2, n, al);
 }
 
 // K_s e = e/m + (I^-1 (r x e)) x r: how far a unit impulse e at offset r moves that point of body s

@@ -44,9 +44,10 @@ ONLY_KERNEL = {
                  "normalize_q": "Quat.normalize: a fn named normalize would hide the vector built-in",
                  "octant": "atan2's reflections, shared with its adjoint (kernels/adjoint/math3.wgsl)"},
   "xpbd.wgsl": {"zero_corr": "the oracle builds its zero corrections from a tensor's shape",
-                **dict.fromkeys(("positional_dlam", "align_solve", "neg_inverse3", "point_solve"),
-                                "a part of positional, angular_align, neg_solve3 or point that their adjoints replay "
-                                "(kernels/adjoint/xpbd.wgsl); the oracle's autograd needs no such split")},
+                **dict.fromkeys(("positional_dlam", "angular_dlam", "align_solve", "align_corr", "neg_inverse3",
+                                 "point_solve"),
+                                "a part of positional, angular, angular_align, neg_solve3 or point that their adjoints "
+                                "replay (kernels/adjoint/xpbd.wgsl); the oracle's autograd needs no such split")},
   "box.wgsl": dict.fromkeys(("_segment_terms", "_segment_f2"), "_segment_nearest's nested terms and f2 (no closures)"),
   "box_box.wgsl": {"_to_ref": "_face_contacts' nested ref (no closures, and ref is a reserved word)"},
 }

@@ -56,7 +56,7 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   let a1 = rotate(s1_0.q, k.axis_p);
   let a2 = rotate(s2_0.q, k.axis_c);
   let al = norm_dir(cross(a2, a1), EPS);
-  let align = angular_align(s1_0, s2_0, a1, al.dir, al.len, al.on, 0u);   // (its lam update lands in the scratch lam)
+  let align = align_corr(s1_0, s2_0, al.dir, align_solve(s1_0, s2_0, a1, al.dir, al.len, al.on));
   let s1_1 = apply(s1_0, align.dx1, align.dth1);
   let s2_1 = apply(s2_0, align.dx2, align.dth2);
   // 2. limits
@@ -66,7 +66,7 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   let phi = atan2(dot(cross(n1, n2), a), dot(n1, n2));
   let violated = k.limited > 0.0 && (phi < k.lo || phi > k.hi);
   let goal = min(max(phi, k.lo), k.hi);   // the oracle's target (a reserved word in WGSL)
-  let limit = angular(s1_1, s2_1, a, goal - phi, violated, 1u, 0.0);
+  let limit = angular_dlam(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0).c;
   let s1_2 = apply(s1_1, limit.dx1, limit.dth1);
   let s2_2 = apply(s2_1, limit.dx2, limit.dth2);
   let at = k.compliance / (h * h);
