@@ -19,11 +19,15 @@ fn ball(j: u32, s1: Side, s2: Side, h: f32) -> Correction { return attach(j, s1,
 
 // ---------------------------------------------------------------- constraints/hinge.py
 
-fn hinge_angle(j: u32, s1: Side, s2: Side) -> vec4<f32> {  // (angle, world axis)
-  let a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  let n1 = rotate(s1.q, jv(OFF_JNT_REF_PARENT, j));
-  let n2 = rotate(s2.q, jv(OFF_JNT_REF_CHILD, j));
+// (angle, world axis) from the axis and reference vectors' values (kernels/adjoint/constraints.wgsl replays it)
+fn hinge_angle_of(s1: Side, s2: Side, axis_p: vec3<f32>, ref_p: vec3<f32>, ref_c: vec3<f32>) -> vec4<f32> {
+  let a = rotate(s1.q, axis_p);
+  let n1 = rotate(s1.q, ref_p);
+  let n2 = rotate(s2.q, ref_c);
   return vec4<f32>(atan2(dot(cross(n1, n2), a), dot(n1, n2)), a);
+}
+fn hinge_angle(j: u32, s1: Side, s2: Side) -> vec4<f32> {
+  return hinge_angle_of(s1, s2, jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_REF_PARENT, j), jv(OFF_JNT_REF_CHILD, j));
 }
 fn wrap(angle: f32) -> f32 { return atan2(sin(angle), cos(angle)); }   // to [-pi, pi]
 
@@ -69,10 +73,14 @@ fn hinge(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
 // ---------------------------------------------------------------- constraints/fixed.py
 
 // the child keeps its rest orientation relative to the parent (shared by fixed and slide joints)
+// the turn (theta, n) that brings the child to q1 rel: dq = (q1 rel) conj(q2), the shortest arc (kernels/adjoint
+// replays it)
+fn rest_turn(q1: Quat, q2: Quat, rel: Quat) -> NormDir {
+  let dq = qmul(qmul(q1, rel), conj(q2));
+  return norm_dir(dq.v * (2.0 * select(1.0, -1.0, dq.w < 0.0)), EPS);
+}
 fn lock_orientation(j: u32, s1: Side, s2: Side, li: u32) -> Correction {
-  let dq = qmul(qmul(s1.q, p4q(OFF_JNT_RELQUAT + 4u * j)), conj(s2.q));
-  let sgn = select(1.0, -1.0, dq.w < 0.0);
-  let nd = norm_dir(dq.v * (2.0 * sgn), EPS);
+  let nd = rest_turn(s1.q, s2.q, p4q(OFF_JNT_RELQUAT + 4u * j));
   return angular_lock(s1, s2, nd.dir, nd.len, nd.on, li);
 }
 

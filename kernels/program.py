@@ -274,8 +274,8 @@ def env_buffers(model: Model, lanes: int) -> str:
   if lanes > 1:
     return (storage.format(p="prm", t="tab", s="scr") + f"fn env_in(e: u32) {{\n  sb = e * SCR;\n{rows}}}\n"
             "fn env_out(e: u32) {}\n")
-  ntab = max(len(contact_tables(model)[1]), 1)
-  private = contact_tables(model)[0]["SCR"] <= PRIVATE_SCRATCH
+  consts, flat = contact_tables(model)
+  ntab, private = max(len(flat), 1), consts["SCR"] <= PRIVATE_SCRATCH
   return (storage.format(p="prm_buf", t="tab_buf", s="scr_buf" if private else "scr") +
           f"var<private> prm: array<f32, NPARAM>;\nvar<private> tab: array<i32, {ntab}>;\n" +
           ("var<private> scr: array<f32, SCR>;\n" if private else "") +

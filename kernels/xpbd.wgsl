@@ -42,13 +42,17 @@ fn positional(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, n: vec3<f32>, c:
   return r.c;
 }
 
+// an angular impulse p: body 1 turns by I1^-1 p, body 2 by -I2^-1 p
+fn turn(s1: Side, s2: Side, p: vec3<f32>) -> Correction {
+  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+}
+
 // M20 eqs. 11-14: body 1 turns about -n, body 2 about +n; from the multiplier's value lm, as positional_dlam
 fn angular_dlam(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, lm: f32, at: f32) -> CorrDlam {
   let w = inv_inertia_along(s1, n) + inv_inertia_along(s2, n);
   let dlam = select(0.0, (-theta - at * lm) / (w + at + 1e-30), on);
   let p = n * dlam;
-  return CorrDlam(Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p)),
-                  dlam);
+  return CorrDlam(turn(s1, s2, p), dlam);
 }
 fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: f32) -> Correction {
   let r = angular_dlam(s1, s2, n, theta, on, lam[li], at);
@@ -56,9 +60,8 @@ fn angular(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32, at: 
   return r.c;
 }
 
-// -K^-1 rhs for the symmetric 3x3 K with columns a, b, c, by the adjugate of K / s, s its largest |entry| (det K
-// overflows f32 for ~1 mm bodies); zero where off or K singular (oracle/xpbd.py neg_solve3)
-// -K^-1 = -[bc ca ab]^T / det (rows), with the scaled columns' cross products and -1 / (det s), 0 where off
+// -K^-1 for the 3x3 K with columns a, b, c, as the rows [bc ca ab] / det of the scaled columns' cross products and
+// -1 / (det s): K / s, s its largest |entry| (det K overflows f32 for ~1 mm bodies); 0 where off or K singular
 struct Adjugate { bc: vec3<f32>, ca: vec3<f32>, ab: vec3<f32>, inv_det: f32 }
 fn neg_inverse3(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, on_: bool) -> Adjugate {
   let m = max(max(max(abs(a_.x), abs(a_.y)), max(abs(a_.z), abs(b_.y))), max(abs(b_.z), abs(c_.z)));
@@ -71,6 +74,7 @@ fn neg_inverse3(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, on_: bool) -> Adjug
   let on = on_ && abs(det) > 1e-30;
   return Adjugate(bc, cross(c, a), cross(a, b), select(0.0, -1.0 / select(1.0, det * s, on), on));
 }
+// -K^-1 rhs (oracle/xpbd.py neg_solve3)
 fn neg_solve3(a_: vec3<f32>, b_: vec3<f32>, c_: vec3<f32>, rhs: vec3<f32>, on_: bool) -> vec3<f32> {
   let m = neg_inverse3(a_, b_, c_, on_);
   return vec3<f32>(dot(m.bc, rhs), dot(m.ca, rhs), dot(m.ab, rhs)) * m.inv_det;
@@ -82,13 +86,15 @@ fn inv_inertia_pair(s1: Side, s2: Side, e: vec3<f32>) -> vec3<f32> {  // (I1^-1 
 
 // rigid full orientation lock as one 3-vector constraint (oracle/xpbd.py angular_lock): p = -K^-1 (theta n),
 // K = I1^-1 + I2^-1; lam[li] accumulates p . n
+fn lock_impulse(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool) -> vec3<f32> {   // p
+  return neg_solve3(inv_inertia_pair(s1, s2, vec3<f32>(1.0, 0.0, 0.0)),
+                    inv_inertia_pair(s1, s2, vec3<f32>(0.0, 1.0, 0.0)),
+                    inv_inertia_pair(s1, s2, vec3<f32>(0.0, 0.0, 1.0)), n * theta, on);
+}
 fn angular_lock(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, li: u32) -> Correction {
-  let a = inv_inertia_pair(s1, s2, vec3<f32>(1.0, 0.0, 0.0));
-  let b = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 1.0, 0.0));
-  let c = inv_inertia_pair(s1, s2, vec3<f32>(0.0, 0.0, 1.0));
-  let p = neg_solve3(a, b, c, n * theta, on);
+  let p = lock_impulse(s1, s2, n, theta, on);
   lam[li] = lam[li] + dot(p, n);
-  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+  return turn(s1, s2, p);
 }
 
 // rigid 2-dof axis alignment, free about the unit axis a (oracle/xpbd.py angular_align): p in the plane (u = n,
@@ -109,8 +115,7 @@ fn align_solve(s1: Side, s2: Side, a: vec3<f32>, u: vec3<f32>, theta: f32, on_: 
   return Align(v, ku, kv, kuu, kuv, kvv, det, on, scale, -(kvv * scale), kuv * scale);
 }
 fn align_corr(s1: Side, s2: Side, n: vec3<f32>, al: Align) -> Correction {   // u = n, v = a x n
-  let p = n * al.pu + al.v * al.pv;
-  return Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+  return turn(s1, s2, n * al.pu + al.v * al.pv);
 }
 fn angular_align(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, li: u32) -> Correction {
   let al = align_solve(s1, s2, a, n, theta, on_);

@@ -45,9 +45,11 @@ ONLY_KERNEL = {
                  "octant": "atan2's reflections, shared with its adjoint (kernels/adjoint/math3.wgsl)"},
   "xpbd.wgsl": {"zero_corr": "the oracle builds its zero corrections from a tensor's shape",
                 **dict.fromkeys(("positional_dlam", "angular_dlam", "align_solve", "align_corr", "neg_inverse3",
-                                 "point_solve"),
-                                "a part of positional, angular, angular_align, neg_solve3 or point that their adjoints "
-                                "replay (kernels/adjoint/xpbd.wgsl); the oracle's autograd needs no such split")},
+                                 "point_solve", "turn", "lock_impulse"),
+                                "a part of positional, angular, angular_align, angular_lock, neg_solve3 or point that "
+                                "their adjoints replay (kernels/adjoint/); the oracle's autograd needs no such split")},
+  "constraints.wgsl": dict.fromkeys(("hinge_angle_of", "rest_turn"), "hinge_angle's and lock_orientation's pure "
+                                    "parts, from parameter values, that their adjoints replay (kernels/adjoint/)"),
   "box.wgsl": dict.fromkeys(("_segment_terms", "_segment_f2"), "_segment_nearest's nested terms and f2 (no closures)"),
   "box_box.wgsl": {"_to_ref": "_face_contacts' nested ref (no closures, and ref is a reserved word)"},
 }

@@ -60,10 +60,9 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   let s1_1 = apply(s1_0, align.dx1, align.dth1);
   let s2_1 = apply(s2_0, align.dx2, align.dth2);
   // 2. limits
-  let a = rotate(s1_1.q, k.axis_p);
-  let n1 = rotate(s1_1.q, k.ref_p);
-  let n2 = rotate(s2_1.q, k.ref_c);
-  let phi = atan2(dot(cross(n1, n2), a), dot(n1, n2));
+  let ph = hinge_angle_of(s1_1, s2_1, k.axis_p, k.ref_p, k.ref_c);
+  let phi = ph.x;
+  let a = ph.yzw;
   let violated = k.limited > 0.0 && (phi < k.lo || phi > k.hi);
   let goal = min(max(phi, k.lo), k.hi);   // the oracle's target (a reserved word in WGSL)
   let limit = angular_dlam(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0).c;
@@ -82,10 +81,8 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   out.lam[4] = pa.lam.z;
   out.lam[5] = glam[5];   // the servo's multiplier: untouched without a servo
   // 2. limits: apply, then angular with err = clamp(phi, lo, hi) - phi about the axis a
-  let p1 = apply_adj(s1_1, limit.dx1, limit.dth1, pa.s1);
-  let p2 = apply_adj(s2_1, limit.dx2, limit.dth2, pa.s2);
-  let glimit = Correction(g.dx1 + p1.r, g.dth1 + p1.n, g.dx2 + p2.r, g.dth2 + p2.n);
-  let la = angular_adj(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0, glimit, glam[1]);
+  let p = apply_pair_adj(s1_1, s2_1, limit, pa.s1, pa.s2, g);
+  let la = angular_adj(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0, p.c, glam[1]);
   out.lam[1] = la.lam;
   let below = phi < k.lo;
   let above = phi > k.hi;
@@ -96,21 +93,19 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   out.prm.axis_p = an.axis_p;
   out.prm.ref_p = an.ref_p;
   out.prm.ref_c = an.ref_c;
-  let gs1_1 = side_adj_add(side_adj_add(p1.s, la.s1), SideAdj(vec3<f32>(0.0), an.q1, 0.0, vec3<f32>(0.0)));
-  let gs2_1 = side_adj_add(side_adj_add(p2.s, la.s2), SideAdj(vec3<f32>(0.0), an.q2, 0.0, vec3<f32>(0.0)));
+  let gs1_1 = side_adj_add(side_adj_add(p.s1, la.s1), SideAdj(vec3<f32>(0.0), an.q1, 0.0, vec3<f32>(0.0)));
+  let gs2_1 = side_adj_add(side_adj_add(p.s2, la.s2), SideAdj(vec3<f32>(0.0), an.q2, 0.0, vec3<f32>(0.0)));
   // 1. align: apply, then angular_align about n = (a2 x a1) / |a2 x a1| by theta = |a2 x a1|
-  let q1 = apply_adj(s1_0, align.dx1, align.dth1, gs1_1);
-  let q2 = apply_adj(s2_0, align.dx2, align.dth2, gs2_1);
-  let galign = Correction(g.dx1 + q1.r, g.dth1 + q1.n, g.dx2 + q2.r, g.dth2 + q2.n);
-  let aa = angular_align_adj(s1_0, s2_0, a1, al.dir, al.len, al.on, lam[0], galign, glam[0]);
+  let q = apply_pair_adj(s1_0, s2_0, align, gs1_1, gs2_1, g);
+  let aa = angular_align_adj(s1_0, s2_0, a1, al.dir, al.len, al.on, lam[0], q.c, glam[0]);
   out.lam[0] = aa.lam;
   let cr = cross_adj(a2, a1, norm_dir_adj(cross(a2, a1), EPS, aa.err, aa.n));
   let r1 = rotate_adj(s1_0.q, k.axis_p, aa.r1 + cr.b);
   let r2 = rotate_adj(s2_0.q, k.axis_c, cr.a);
   out.prm.axis_p = out.prm.axis_p + r1.v;
   out.prm.axis_c = r2.v;
-  out.s1 = side_adj_add(side_adj_add(q1.s, aa.s1), SideAdj(vec3<f32>(0.0), r1.q, 0.0, vec3<f32>(0.0)));
-  out.s2 = side_adj_add(side_adj_add(q2.s, aa.s2), SideAdj(vec3<f32>(0.0), r2.q, 0.0, vec3<f32>(0.0)));
+  out.s1 = side_adj_add(side_adj_add(q.s1, aa.s1), SideAdj(vec3<f32>(0.0), r1.q, 0.0, vec3<f32>(0.0)));
+  out.s2 = side_adj_add(side_adj_add(q.s2, aa.s2), SideAdj(vec3<f32>(0.0), r2.q, 0.0, vec3<f32>(0.0)));
   return out;
 }
 
@@ -123,7 +118,7 @@ fn lock_orientation_adj(s1: Side, s2: Side, rel: Quat, lam: f32, g: Correction, 
   let q1r = qmul(s1.q, rel);
   let dq = qmul(q1r, conj(s2.q));
   let sgn = select(1.0, -1.0, dq.w < 0.0);
-  let nd = norm_dir(dq.v * (2.0 * sgn), EPS);
+  let nd = rest_turn(s1.q, s2.q, rel);
   let la = angular_lock_adj(s1, s2, nd.dir, nd.len, nd.on, lam, g, glam);
   let gv = norm_dir_adj(dq.v * (2.0 * sgn), EPS, la.err, la.n) * (2.0 * sgn);
   let m2 = qmul_adj(q1r, conj(s2.q), Quat(0.0, gv));
@@ -140,23 +135,14 @@ struct FixedAdj { s1: SideAdj, s2: SideAdj, rel: Quat, anchor_p: vec3<f32>, anch
                   lam: vec4<f32> }
 fn fixed_adj(s1_0: Side, s2_0: Side, rel: Quat, anchor_p: vec3<f32>, anchor_c: vec3<f32>, compliance: f32,
              lam: vec4<f32>, h: f32, g: Correction, glam: vec4<f32>) -> FixedAdj {
-  let dq = qmul(qmul(s1_0.q, rel), conj(s2_0.q));
-  let nd = norm_dir(dq.v * (2.0 * select(1.0, -1.0, dq.w < 0.0)), EPS);
-  let ex = vec3<f32>(1.0, 0.0, 0.0);
-  let ey = vec3<f32>(0.0, 1.0, 0.0);
-  let ez = vec3<f32>(0.0, 0.0, 1.0);
-  // the forward's orientation correction, as angular_lock computes it (without its multiplier update)
-  let p = neg_solve3(inv_inertia_pair(s1_0, s2_0, ex), inv_inertia_pair(s1_0, s2_0, ey),
-                     inv_inertia_pair(s1_0, s2_0, ez), nd.dir * nd.len, nd.on);
-  let orient = Correction(vec3<f32>(0.0), world_inv_inertia(s1_0, p), vec3<f32>(0.0), -world_inv_inertia(s2_0, p));
+  let od = rest_turn(s1_0.q, s2_0.q, rel);
+  let orient = turn(s1_0, s2_0, lock_impulse(s1_0, s2_0, od.dir, od.len, od.on));   // without angular_lock's lam
   let s1_1 = apply(s1_0, orient.dx1, orient.dth1);
   let s2_1 = apply(s2_0, orient.dx2, orient.dth2);
   let pa = attach_adj(s1_1, s2_1, anchor_p, anchor_c, lam.yzw, compliance / (h * h), g, glam.yzw);
-  let p1 = apply_adj(s1_0, orient.dx1, orient.dth1, pa.s1);
-  let p2 = apply_adj(s2_0, orient.dx2, orient.dth2, pa.s2);
-  let lo = lock_orientation_adj(s1_0, s2_0, rel, lam.x,
-                                Correction(g.dx1 + p1.r, g.dth1 + p1.n, g.dx2 + p2.r, g.dth2 + p2.n), glam.x);
-  return FixedAdj(side_adj_add(p1.s, lo.s1), side_adj_add(p2.s, lo.s2), lo.rel, pa.r1, pa.r2,
+  let p = apply_pair_adj(s1_0, s2_0, orient, pa.s1, pa.s2, g);
+  let lo = lock_orientation_adj(s1_0, s2_0, rel, lam.x, p.c, glam.x);
+  return FixedAdj(side_adj_add(p.s1, lo.s1), side_adj_add(p.s2, lo.s2), lo.rel, pa.r1, pa.r2,
                   pa.at / (h * h), vec4<f32>(lo.lam, pa.lam));
 }
 
@@ -209,13 +195,9 @@ fn slide_frame_adj(s1: Side, s2: Side, k: SlideParams, ga_: vec3<f32>, gr1_: vec
 fn slide_adj(s1_0: Side, s2_0: Side, k: SlideParams, lam: vec3<f32>, h: f32, g: Correction,
              glam: vec3<f32>) -> SlideAdj {
   let at = k.compliance / (h * h);
-  // forward: 1. orientation (angular_lock's value, as fixed_adj computes it)
-  let dq = qmul(qmul(s1_0.q, k.relquat), conj(s2_0.q));
-  let od = norm_dir(dq.v * (2.0 * select(1.0, -1.0, dq.w < 0.0)), EPS);
-  let p = neg_solve3(inv_inertia_pair(s1_0, s2_0, vec3<f32>(1.0, 0.0, 0.0)),
-                     inv_inertia_pair(s1_0, s2_0, vec3<f32>(0.0, 1.0, 0.0)),
-                     inv_inertia_pair(s1_0, s2_0, vec3<f32>(0.0, 0.0, 1.0)), od.dir * od.len, od.on);
-  let orient = Correction(vec3<f32>(0.0), world_inv_inertia(s1_0, p), vec3<f32>(0.0), -world_inv_inertia(s2_0, p));
+  // forward: 1. orientation (as fixed_adj)
+  let od = rest_turn(s1_0.q, s2_0.q, k.relquat);
+  let orient = turn(s1_0, s2_0, lock_impulse(s1_0, s2_0, od.dir, od.len, od.on));
   let s1_1 = apply(s1_0, orient.dx1, orient.dth1);
   let s2_1 = apply(s2_0, orient.dx2, orient.dth2);
   // 2. the normal part of d = p1 - p2
@@ -244,24 +226,20 @@ fn slide_adj(s1_0: Side, s2_0: Side, k: SlideParams, lam: vec3<f32>, h: f32, g: 
   out.prm.hi = select(0.0, la.err, above && !below);
   let f2 = slide_frame_adj(s1_2, s2_2, k, la.n, la.r1, la.r2, select(0.0, -la.err, below || above));
   // 2. apply the normal correction, then positional along n by c, (c, n) = norm_dir(d - a (d.a))
-  let pn1 = apply_adj(s1_1, normal.dx1, normal.dth1, side_adj_add(la.s1, f2.s1));
-  let pn2 = apply_adj(s2_1, normal.dx2, normal.dth2, side_adj_add(la.s2, f2.s2));
-  let na = positional_adj(s1_1, s2_1, r1, r2, nd.dir, nd.len, nd.on, lam.y, at,
-                          Correction(g.dx1 + pn1.r, g.dth1 + pn1.n, g.dx2 + pn2.r, g.dth2 + pn2.n), glam.y);
+  let pn = apply_pair_adj(s1_1, s2_1, normal, side_adj_add(la.s1, f2.s1), side_adj_add(la.s2, f2.s2), g);
+  let na = positional_adj(s1_1, s2_1, r1, r2, nd.dir, nd.len, nd.on, lam.y, at, pn.c, glam.y);
   let ge = norm_dir_adj(e, EPS, na.err, na.n);
   let gd = ge - a * dot(a, ge);
   let f1 = slide_frame_adj(s1_1, s2_1, k, -(ge * dot(d, a) + d * dot(a, ge)), na.r1 + gd, na.r2 - gd, 0.0);
-  var gs1_1 = side_adj_add(side_adj_add(pn1.s, na.s1), f1.s1);
-  var gs2_1 = side_adj_add(side_adj_add(pn2.s, na.s2), f1.s2);
+  var gs1_1 = side_adj_add(side_adj_add(pn.s1, na.s1), f1.s1);
+  var gs2_1 = side_adj_add(side_adj_add(pn.s2, na.s2), f1.s2);
   gs1_1.x = gs1_1.x + gd;
   gs2_1.x = gs2_1.x - gd;
   // 1. apply the orientation correction, then lock_orientation
-  let po1 = apply_adj(s1_0, orient.dx1, orient.dth1, gs1_1);
-  let po2 = apply_adj(s2_0, orient.dx2, orient.dth2, gs2_1);
-  let lo = lock_orientation_adj(s1_0, s2_0, k.relquat, lam.x,
-                                Correction(g.dx1 + po1.r, g.dth1 + po1.n, g.dx2 + po2.r, g.dth2 + po2.n), glam.x);
-  out.s1 = side_adj_add(po1.s, lo.s1);
-  out.s2 = side_adj_add(po2.s, lo.s2);
+  let po = apply_pair_adj(s1_0, s2_0, orient, gs1_1, gs2_1, g);
+  let lo = lock_orientation_adj(s1_0, s2_0, k.relquat, lam.x, po.c, glam.x);
+  out.s1 = side_adj_add(po.s1, lo.s1);
+  out.s2 = side_adj_add(po.s2, lo.s2);
   out.prm.axis_p = f1.axis_p + f2.axis_p;
   out.prm.anchor_p = f1.anchor_p + f2.anchor_p;
   out.prm.anchor_c = f1.anchor_c + f2.anchor_c;

@@ -11,8 +11,6 @@ fn integrate_body_adj(x: vec3<f32>, q: Quat, v: vec3<f32>, w: vec3<f32>, force: 
                       im: f32, ii: vec3<f32>, gravity: vec3<f32>, h: f32, g: BodyWork) -> IntegrateAdj {
   // the forward's intermediates
   let on = select(0.0, 1.0, im > 0.0);
-  let acc = gravity * on + force * im;
-  let v1 = v + acc * h;
   let wb = inv_rotate(q, w);
   let static_ = ii <= vec3<f32>(0.0);
   let inertia = select(vec3<f32>(0.0), 1.0 / select(ii, vec3<f32>(1.0), static_), ii > vec3<f32>(0.0));

@@ -215,6 +215,15 @@ fn point_adj(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lv:
   return out;
 }
 
+// apply to both sides (xpbd.py apply) after a correction c that the constraint's total also chains: the sides'
+// gradients before it and c's (g, the total's gradient, plus what the moved sides pass back)
+struct ApplyPairAdj { s1: SideAdj, s2: SideAdj, c: Correction }
+fn apply_pair_adj(s1: Side, s2: Side, c: Correction, g1: SideAdj, g2: SideAdj, g: Correction) -> ApplyPairAdj {
+  let a1 = apply_adj(s1, c.dx1, c.dth1, g1);
+  let a2 = apply_adj(s2, c.dx2, c.dth2, g2);
+  return ApplyPairAdj(a1.s, a2.s, Correction(g.dx1 + a1.r, g.dth1 + a1.n, g.dx2 + a2.r, g.dth2 + a2.n));
+}
+
 // apply(s, dx, dth) = Side(x + dx, add_rotation(q, dth), im, ii): g is the moved side's gradient; returns the
 // side's, with dx's in r and dth's in n
 fn apply_adj(s: Side, dx: vec3<f32>, dth: vec3<f32>, g: SideAdj) -> SideDirAdj {
