@@ -5,8 +5,8 @@ controls, and sums the broadphase's overflow.
 
 Backends, one computation:
 - oracle: the pure tinygrad stages (oracle/step.py), any device, differentiable by autograd;
-- wgsl: the monolithic WGSL kernel (kernels/xpbd_step.wgsl via engine/wgsl.py) on the WEBGPU device, float32, no
-  autograd (gradients go through the oracle).
+- wgsl: the monolithic WGSL kernel (kernels/xpbd_step.wgsl via engine/wgsl.py) on the WEBGPU device, float32,
+  differentiated by the hand-written backward kernel (kernels/adjoint/; joint scenes: kernels.program.check_backward).
 
 Three ways to step, one Stepper:
 - `advance` / `run`: the forward, realised per substep (jitted by `run`, or inside a caller's JIT, e.g. VecEnv);
@@ -45,11 +45,9 @@ def jit(fn) -> TinyJit:
   return j
 
 
-def check_name(backend: str, differentiable: bool = False) -> None:
-  """A clear error for an unknown backend name, or for differentiable=True on a backend without autograd."""
+def check_name(backend: str) -> None:
+  """A clear error for an unknown backend name."""
   if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
-  if differentiable and backend != "oracle":
-    raise ValueError(f"differentiable=True: only the oracle backend builds an autograd graph, not {backend!r}")
 
 
 def check_ctrl(model: Model, batch: int, ctrl, device: str, name: str = "ctrl") -> Tensor | None:
@@ -93,11 +91,14 @@ class Stepper:
   methods reads a tensor's value and all of them may run under a TinyJit capture."""
 
   def __init__(self, model: Model, backend: str = "oracle", differentiable: bool = False, tier_up: int = TIER_UP):
-    check_name(backend, differentiable)
+    check_name(backend)
     if backend == "wgsl":
       from engine import wgsl  # the WebGPU runtime loads only when this backend is used
       wgsl.require_webgpu()
       wgsl.check_model(model)
+      if differentiable:   # a clear error now for what the backward kernel does not cover yet
+        from kernels.program import check_backward
+        check_backward(model)
     Tensor.realize(*model.tensors().values())
     if backend == "wgsl": wgsl.prepare(model)   # outside any JIT capture, which would rebuild them at every replay
     self.model, self.backend, self.device = model, backend, model.body_inv_mass.device
@@ -213,10 +214,13 @@ class Stepper:
     if k not in clocks: clocks[k] = jit(lambda t: (t + k * self.model.dt).realize())
     return packed, clocks[k](time), overflow.contiguous().realize()
 
-  # --- gradients (the oracle) ---
+  # --- gradients ---
   def graph(self, packed: Tensor, ctrl: Tensor | None = None) -> Tensor:
-    """One env-step as a lazy graph that Tensor.gradient differentiates to packed, ctrl and the model's tensors."""
-    check_name(self.backend, differentiable=True)
+    """One env-step as a lazy graph that Tensor.gradient differentiates to packed, ctrl and the model's tensors: the
+    oracle's stages under tinygrad's autograd, or the WGSL kernel with its backward kernel attached."""
+    if self.backend == "wgsl":
+      from engine import wgsl
+      return wgsl.step_grad(self.model, packed, ctrl)
     return oracle_step.step_packed(self.model, packed, self.damping, ctrl=ctrl)[0]
 
   def pairs(self, packed: Tensor) -> tuple[Tensor, ...]:

@@ -159,11 +159,13 @@ def _program(src: str, entry: str, threads: int, workgroup: int, nargs: int, out
 
 
 def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threads: int,
-           scratch: tuple[int, ...] | None = None, workgroup: int = WORKGROUP) -> Tensor | tuple[Tensor, Tensor]:
+           scratch: tuple[int, ...] | None = None, workgroup: int = WORKGROUP,
+           grad_fxn=None) -> Tensor | tuple[Tensor, Tensor]:
   """Run WGSL `src`'s entry point (declared @workgroup_size(workgroup)) on `threads` invocations as a lazy tensor op:
   binding 1 is a fresh float32 output of out_shape (NaN-filled when CHECK), bindings 2.. the inputs `ins`, then, if
   `scratch` is a shape, a float32 scratch buffer the kernel writes and reads (at most 10 storage buffers in all:
-  Dawn's limit). Returns the output, and the scratch buffer as the kernel left it when there is one. Realise the two
+  Dawn's limit). Returns the output, and the scratch buffer as the kernel left it when there is one. grad_fxn(grad_out, call): the
+backward, tinygrad's custom-kernel hook (one gradient UOp or None per argument of `call`: out, ins, scratch). Realise the two
   together (Tensor.realize(out, scratch)): each realize that reaches the kernel launches it, so realising them one at
   a time runs it twice (engine/stepping.py runner did until 2026-11-24)."""
   extra = () if scratch is None else (Tensor.empty(*scratch, device="WEBGPU"),)
@@ -171,7 +173,7 @@ def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threa
   out = (Tensor.full(out_shape, float("nan"), device="WEBGPU") if CHECK else Tensor.empty(*out_shape, device="WEBGPU"))
   args = (out.contiguous(), *(t.contiguous() for t in ins), *extra)
   outs = (0,) + ((len(args) - 1,) if extra else ())
-  res = Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, workgroup, len(args), outs))
+  res = Tensor.custom_kernel(*args, fxn=_program(src, entry, threads, workgroup, len(args), outs), grad_fxn=grad_fxn)
   return res[0] if scratch is None else (res[0], res[-1])
 
 
@@ -264,6 +266,78 @@ def contact_set(model: Model, scratch: Tensor) -> tuple[Tensor, Tensor]:
   B, npair, nslot, w = scratch.shape[0], c["NPAIR"], c["NSLOT"], c["SLOT_W"]
   slots = scratch[:, c["SCR_SLOTS"]:c["SCR_SLOTS"] + w * nslot].reshape(B, nslot, w)
   return scratch[:, :2 * npair].reshape(B, npair, 2).cast(dtypes.int32), slots[..., c["SLOT_ROW"]:c["SLOT_ROW"] + ROW]
+
+
+def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, damping: bool | None = None,
+             store: bool = False, prm: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+  """The backward kernel (kernels/adjoint/xpbd_step.wgsl): for one env-step from `packed` (B, nbody, 13) with ctrl
+  (B, nact) or None, and gout = d loss / d (the state after it), returns (d loss / d packed (B, nbody, 13),
+  d loss / d ctrl (B, max(nact, 1)), d loss / d the parameter row (B, NPARAM) per env: param_grads names them).
+  store: keep every substep's iterations on the tape instead of replaying each substep (kernels.program.tape_layout).
+  prm: the packed parameters (default: params(model)). Lazy, like step()."""
+  from kernels.program import BACKWARD_ENTRY, backward_source, param_layout, tape_layout
+  B, nb = packed.shape[0], model.nbody * 13
+  if damping is None:
+    from oracle.joint_damping import has_damping
+    damping = has_damping(model)
+  if ctrl is None or model.nact == 0: ctrl = idle_ctrl(B)
+  tape = tape_layout(model, damping, store)
+  out, _ = launch(backward_source(model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
+                  params(model) if prm is None else prm, ctrl, tables(model)[0], _spare(),
+                  gout.reshape(B, model.nbody, 13), threads=B, scratch=(B, tape["TAPE"]), workgroup=workgroup_size(1, B))
+  nc = max(model.nact, 1)
+  return out[:, :nb].reshape(B, model.nbody, 13), out[:, nb:nb + nc], out[:, nb + nc:nb + nc + param_layout(model)[1]]
+
+
+def step_grad(model: Model, packed: Tensor, ctrl: Tensor | None = None) -> Tensor:
+  """One env-step by the WGSL kernel with the backward kernel attached (tinygrad's grad_fxn): Tensor.gradient and
+  backward() flow from the new state to `packed`, `ctrl` and the Model's PARAMS tensors (the parameter buffer is
+  packed lazily from them here, so its gradient reaches each field: summed over the batch where a field is shared).
+  The backward recomputes the step from `packed`, the checkpoint. Raises kernels.program.Unsupported for what the
+  backward kernel does not cover yet (check_backward)."""
+  from kernels.program import check_backward
+  from oracle.joint_damping import has_damping
+  check_backward(model)
+  B, damping = packed.shape[0], has_damping(model)
+  live = ctrl is not None and model.nact > 0
+  if not live: ctrl = idle_ctrl(B)
+  prm = pack_params(model)
+  tab, consts = tables(model)
+
+  def grad_fxn(gout, call):
+    _, p, m, c = (Tensor(u) for u in call.src[1:5])
+    gp, gc, gm = step_vjp(model, p, c if live else None, Tensor(gout), damping, prm=m)
+    if m.shape[0] == 1: gm = gm.sum(0, keepdim=True)
+    return (None, gp.uop, gm.uop, gc[:, :model.nact].uop if live else None, None, None)
+  lanes = 1
+  out, _ = launch(source(model, B, 1, damping, lanes), ENTRY, (B, model.nbody, 13), packed, prm, ctrl, tab,
+                  threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes, B), grad_fxn=grad_fxn)
+  return out
+
+
+def param_grads(model: Model, gprm: Tensor) -> dict[str, Tensor]:
+  """step_vjp's (B, NPARAM) parameter gradients per Model field (kernels.program.PARAMS), each in the field's shape:
+  summed over the batch where the field is shared by every env (the oracle's semantics), per env where it carries a
+  batch axis."""
+  from kernels.program import PARAMS, param_layout
+  off, _ = param_layout(model)
+  out = {}
+  for name, rank in PARAMS.items():
+    t = getattr(model, name)
+    batched = t.ndim > rank
+    n = (t[0] if batched else t).numel()
+    g = gprm[:, off[name]:off[name] + n]
+    out[name] = g.reshape(t.shape) if batched else g.sum(0).reshape(t.shape)
+  return out
+
+
+_SPARE: list = []
+
+
+def _spare() -> Tensor:
+  """A one-float buffer for the step program's scratch binding, which the backward kernel declares and never uses."""
+  if not _SPARE: _SPARE.append(Tensor.zeros(1, device="WEBGPU").contiguous().realize())
+  return _SPARE[0]
 
 
 def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None,

@@ -46,8 +46,12 @@ STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl"
 COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "box_box.wgsl")
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
 # the backward kernel's adjoints (issue 17, in progress): `<name>_adj` per forward function, in files named as the
-# forward's; tests/test_parity_adjoint.py launches them behind a step program (adjoint_source)
+# forward's; tests/test_parity_adjoint.py launches them behind a step program (adjoint_source). BACKWARD_FILES add the
+# stages' adjoints and the backward entry point (backward_source)
 ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints.wgsl", "adjoint/integrate.wgsl")
+BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint/solve.wgsl", "adjoint/recover.wgsl",
+                  "adjoint/joint_damping.wgsl")
+BACKWARD_ENTRY = "xpbd_step_adj"
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
 CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box)
 
@@ -296,7 +300,34 @@ def lane_functions(lanes: int) -> str:
           "fn barrier() { storageBarrier(); workgroupBarrier(); }   // scr is storage, the state workgroup memory\n")
 
 
-def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1) -> str:
+def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
+  """The backward kernel's constants (kernels/adjoint/xpbd_step.wgsl): GRAD_W, the gradient row per env (state
+  NBODY x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state (13
+  per body), then from TAPE_ITER each Jacobi iteration's input (13 per body and the multipliers: TAPE_ITER_W), then
+  from TAPE_DAMP the velocity pass's input (13 per body). store: keep the iterations' and the velocity pass's inputs
+  of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays (TAPE_SUBSTEPS = 1)."""
+  nb, nlam = 13 * model.nbody, max(model.njoint, 1) * max(NLAM.values())
+  keep = model.substeps if store else 1
+  it = nb + nlam
+  out = dict(GRAD_W=nb + max(model.nact, 1) + param_layout(model)[1], TAPE_SUBSTEPS=keep, TAPE_ITER=model.substeps * nb,
+             TAPE_ITER_W=it)
+  out["TAPE_DAMP"] = out["TAPE_ITER"] + keep * model.iterations * it
+  out["TAPE"] = out["TAPE_DAMP"] + (keep * nb if damping else 0)
+  return out
+
+
+def check_backward(model: Model) -> None:
+  """An Unsupported error naming what the backward kernel cannot differentiate yet."""
+  check_supported(model)
+  why = []
+  if contact_tables(model)[0]["NSLOT"]: why.append("contacts (the contact stages' adjoints)")
+  if any(t == "position" for t in model.act_type): why.append("position servos (the hinge servo's adjoint)")
+  if model.nbody == 0: why.append("no bodies")
+  if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
+                            "use the oracle backend for this scene's gradients")
+
+
+def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, tape: dict | None = None) -> str:
   off, nparam = param_layout(model)
   order = [j for kind in CONSTRAINTS for j in model.joints_of_type(kind)]
   counts = joint_counts(model)
@@ -323,7 +354,10 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1) 
             f"const CONTACT_BETA: f32 = {_f(model.contact_beta)};",
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
             *(f"const {k} = {v}u;" for k, v in contact_tables(model)[0].items())]
-  return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes) + env_buffers(model, lanes)
+  # the forward's tape hooks (kernels/xpbd_step.wgsl substep) record nothing; the backward's record (tape_layout)
+  hooks = ("fn tape_iteration(it: u32) {}\nfn tape_damping() {}\n" if tape is None else
+           "".join(f"const {k}: u32 = {v}u;\n" for k, v in tape.items()))
+  return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes) + env_buffers(model, lanes) + hooks
 
 
 @lru_cache(maxsize=None)
@@ -339,6 +373,18 @@ def adjoint_source(model: Model) -> str:
   """The step program of `model` (one env, one step) followed by ADJOINT_FILES: the adjoints with the forward
   functions they differentiate. Add an entry point to run them."""
   return source(model, 1, 1, damping=False) + "\n".join(_read(f) for f in ADJOINT_FILES)
+
+
+def backward_source(model: Model, batch: int, damping: bool | None = None, store: bool = False) -> str:
+  """The backward kernel for `batch` envs of `model`: one env-step's adjoint, entry BACKWARD_ENTRY, one invocation
+  per env in workgroups of workgroup_size(1, batch). Its buffers are the step's (outp: the (B, GRAD_W) gradients),
+  then the output gradient (binding 7) and the tape (binding 8: (B, TAPE)); tape_layout(store) gives both widths."""
+  check_backward(model)
+  damping = has_damping(model) if damping is None else damping
+  body = re.sub(r"^var<env>", "var<private>", kernel_body(), flags=re.M)
+  tape = tape_layout(model, damping, store)
+  return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) + body
+          + "\n".join(_read(f) for f in ADJOINT_FILES + BACKWARD_FILES))
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:

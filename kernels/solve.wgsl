@@ -63,9 +63,9 @@ fn init_lambda() {
   }
 }
 
-// one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body
-// average
-fn solve(h: f32) {
+// every joint's correction jc from the iteration's snapshot (each joint also advances its multipliers); the backward
+// kernel replays it (kernels/adjoint/solve.wgsl)
+fn joint_corrections(h: f32) {
   for (var k = lane; k < NJOINT; k += LANES) {
     let j = JOINT_ORDER[k];  // registry order, then joint index
     let s1 = split_side(JNT_PARENT[j]);
@@ -79,6 +79,12 @@ fn solve(h: f32) {
     else { c = slide(j, s1, s2, h); }
     jc[j] = c;
   }
+}
+
+// one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body
+// average
+fn solve(h: f32) {
+  joint_corrections(h);
   for (var k = lane; k < n_live_slots(); k += LANES) { contact(live_slot(k)); }
   barrier();   // every correction written, and no lane still reads the snapshot that the update below overwrites
   for (var b = lane; b < NBODY; b += LANES) {

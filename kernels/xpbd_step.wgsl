@@ -75,7 +75,9 @@ fn body_disp(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return
 fn body_rot(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return bth[u32(b)]; }
 
 // one XPBD substep (oracle/step.py substep), its stages in STAGES order. A barrier after each stage whose results
-// other lanes read, or whose inputs the next stage overwrites (motor_loads reads the poses that integrate moves)
+// other lanes read, or whose inputs the next stage overwrites (motor_loads reads the poses that integrate moves).
+// tape_iteration and tape_damping record what the backward kernel replays (kernels/adjoint/xpbd_step.wgsl); the
+// forward program's are empty (kernels/program.py header)
 fn substep(h: f32) {
   motor_loads();
   barrier();
@@ -84,11 +86,11 @@ fn substep(h: f32) {
   if (NSLOT > 0u) { narrowphase(); }
   init_lambda();
   barrier();
-  for (var it = 0u; it < ITERATIONS; it++) { if (NJOINT + NSLOT > 0u) { solve(h); barrier(); } }
+  for (var it = 0u; it < ITERATIONS; it++) { if (NJOINT + NSLOT > 0u) { tape_iteration(it); solve(h); barrier(); } }
   recover(h);
   barrier();
   if (NSLOT > 0u) { contact_velocity(h); barrier(); }
-  if (DAMPING) { joint_damping(h); barrier(); }
+  if (DAMPING) { tape_damping(); joint_damping(h); barrier(); }
 }
 
 @compute @workgroup_size(WORKGROUP)

@@ -35,3 +35,25 @@ fn integrate_body_adj(x: vec3<f32>, q: Quat, v: vec3<f32>, w: vec3<f32>, force: 
   return IntegrateAdj(g.x, qadd(qadd(ar.q, ro.q), qadd(it.q, iw.q)), gv1, iw.v, gacc * im, it.v, dot(gacc, force),
                       gii, gacc * on);
 }
+
+// the stage: every body from the substep's start (restored, with motor_loads' fext, text); integrate overwrites D and
+// TH, so their gradients stop here, and the loads' go to adj_f, adj_t for motor_loads_adj
+fn integrate_adj(h: f32) {
+  let gravity = p3(OFF_GRAVITY);
+  for (var b = 0u; b < NBODY; b++) {
+    let r = integrate_body_adj(bx[b], bq[b], bv[b], bw[b], fext[b], text[b], p1(OFF_BODY_INV_MASS + b),
+                               p3(OFF_BODY_INV_INERTIA + 3u * b), gravity, h,
+                               BodyWork(adj_x[b], adj_q[b], adj_v[b], adj_w[b], adj_d[b], adj_th[b]));
+    adj_x[b] = r.x;
+    adj_q[b] = r.q;
+    adj_v[b] = r.v;
+    adj_w[b] = r.w;
+    adj_d[b] = vec3<f32>(0.0);
+    adj_th[b] = vec3<f32>(0.0);
+    adj_f[b] = r.force;
+    adj_t[b] = r.torque;
+    gp1(OFF_BODY_INV_MASS + b, r.im);
+    gp3(OFF_BODY_INV_INERTIA + 3u * b, r.ii);
+    gp3(OFF_GRAVITY, r.gravity);
+  }
+}

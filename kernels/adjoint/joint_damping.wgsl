@@ -1,0 +1,100 @@
+// Adjoint of the joint_damping stage (kernels/joint_damping.wgsl, oracle/joint_damping.py): each joint's implicit
+// impulse replayed from the velocity pass's input (restored from the tape), then read in reverse; the velocities
+// pass through the per-body average unchanged (v' = v + sum s, s = 1 / the body's count).
+
+fn joint_damping_adj(h: f32) {
+  for (var b = 0u; b < NBODY; b++) {
+    let scale = 1.0 / max(COUNTS[b], 1.0);
+    adj_cx[b] = adj_v[b] * scale;
+    adj_cth[b] = adj_w[b] * scale;
+  }
+  for (var k = 0u; k < NJOINT; k++) {
+    let j = JOINT_ORDER[k];
+    let t = JNT_TYPE[j];
+    if (t == DISTANCE) { continue; }   // distance joints carry no damping
+    let par = JNT_PARENT[j];
+    let chi = JNT_CHILD[j];
+    let s1 = split_side(par);
+    let s2 = split_side(chi);
+    // the forward, replayed
+    var coef = p1(OFF_JNT_DAMPING + j);
+    var goal = 0.0;
+    let axis_p = jv(OFF_JNT_AXIS_PARENT, j);
+    let a = rotate(s1.q, axis_p);
+    if (t == HINGE) {
+      coef = coef + act_p(OFF_ACT_KV, JNT_POS_SERVO[j]) + act_p(OFF_ACT_KV, JNT_VEL_SERVO[j]);
+      goal = act_ctrl(JNT_VEL_SERVO[j]);
+    }
+    var dv: vec3<f32>;   // the relative velocity whose part is damped: linear (slide) or angular
+    if (t == SLIDE) { dv = body_vel(chi) - body_vel(par); } else { dv = body_angvel(chi) - body_angvel(par); }
+    var rel = dv;
+    var along = dot(dv, a) - goal;   // hinge: rel = a (dv.a - goal); slide: goal = 0
+    if (t == SLIDE || t == HINGE) { rel = a * along; }
+    let nd = norm_dir(rel, 1e-12);
+    var wgen: f32;
+    if (t == SLIDE) { wgen = s1.im + s2.im; }
+    else { wgen = inv_inertia_along(s1, nd.dir) + inv_inertia_along(s2, nd.dir); }
+    let cap = 1.0 / (wgen + 1e-30);
+    let m = min(coef * h, cap);
+    let impulse = select(0.0, nd.len * m, nd.on);
+    let p = nd.dir * impulse;
+    // reverse: the Correction's gradient to the impulse p and the sides
+    let g = joint_corr_adj(j);
+    var g1 = side_adj_zero();
+    var g2 = side_adj_zero();
+    var gp: vec3<f32>;
+    if (t == SLIDE) {
+      gp = g.dx1 * s1.im - g.dx2 * s2.im;
+      g1.im = dot(g.dx1, p);
+      g2.im = -dot(g.dx2, p);
+    } else {
+      let w1 = world_inv_inertia_adj(s1, p, g.dth1);
+      let w2 = world_inv_inertia_adj(s2, p, -g.dth2);
+      gp = w1.v + w2.v;
+      g1 = w1.s;
+      g2 = w2.s;
+    }
+    var gdir = gp * impulse;
+    let gimp = select(0.0, dot(gp, nd.dir), nd.on);
+    let gm = gimp * nd.len;
+    // min(coef h, cap) as tinygrad differentiates it (a tie splits the gradient)
+    let gcoef = gm * h * select(select(0.0, 0.5, coef * h == cap), 1.0, coef * h < cap);
+    let gw = -gm * select(select(0.0, 0.5, coef * h == cap), 1.0, cap < coef * h) * cap * cap;
+    if (t == SLIDE) { g1.im = g1.im + gw; g2.im = g2.im + gw; }
+    else {
+      let i1 = inv_inertia_along_adj(s1, nd.dir, gw);
+      let i2 = inv_inertia_along_adj(s2, nd.dir, gw);
+      g1 = side_adj_add(g1, i1.s);
+      g2 = side_adj_add(g2, i2.s);
+      gdir = gdir + i1.v + i2.v;
+    }
+    let grel = norm_dir_adj(rel, 1e-12, gimp * m, gdir);
+    var gdv = grel;
+    var ga = vec3<f32>(0.0);
+    if (t == SLIDE || t == HINGE) {
+      let galong = dot(grel, a);
+      ga = grel * along + dv * galong;
+      gdv = a * galong;
+      if (t == HINGE) { act_ctrl_adj(JNT_VEL_SERVO[j], -galong); }
+    }
+    if (t == SLIDE) {
+      if (chi >= 0) { adj_v[u32(chi)] = adj_v[u32(chi)] + gdv; }
+      if (par >= 0) { adj_v[u32(par)] = adj_v[u32(par)] - gdv; }
+    } else {
+      if (chi >= 0) { adj_w[u32(chi)] = adj_w[u32(chi)] + gdv; }
+      if (par >= 0) { adj_w[u32(par)] = adj_w[u32(par)] - gdv; }
+    }
+    let ro = rotate_adj(s1.q, axis_p, ga);
+    g1.q = qadd(g1.q, ro.q);
+    gjv(OFF_JNT_AXIS_PARENT, j, ro.v);
+    gp1(OFF_JNT_DAMPING + j, gcoef);
+    if (t == HINGE) {
+      let ps = JNT_POS_SERVO[j];
+      let vs = JNT_VEL_SERVO[j];
+      if (ps >= 0) { gp1(OFF_ACT_KV + u32(ps), gcoef); }
+      if (vs >= 0) { gp1(OFF_ACT_KV + u32(vs), gcoef); }
+    }
+    split_side_adj(par, g1);
+    split_side_adj(chi, g2);
+  }
+}

@@ -1,0 +1,87 @@
+// Adjoint of the solve stage (kernels/solve.wgsl, oracle/solve.py): one Jacobi iteration read in reverse. The
+// forward moves each body by its averaged summed correction, x' = x + dx s, q' = add_rotation(q, dth s),
+// D' = D + dx s, TH' = TH + dth s (s = RELAXATION / the body's count); every joint's correction came from the
+// iteration's snapshot, so the body's gradient passes through unchanged and each joint adds its sides' share.
+// Joints only: kernels/program.py check_backward rejects contact slots until their adjoint exists.
+
+fn solve_adj(h: f32, lam0: u32) {   // restore_iteration put the snapshot back; lam0: its multipliers on the tape
+  joint_corrections(h);   // jc (and the multipliers after, unused: the joints' adjoints read the tape's)
+  for (var b = 0u; b < NBODY; b++) {
+    let js = body_sum(b);
+    let scale = RELAXATION / max(COUNTS[b], 1.0);
+    let ar = add_rotation_adj(bq[b], js[1] * scale, adj_q[b]);
+    adj_q[b] = ar.q;
+    adj_cx[b] = (adj_x[b] + adj_d[b]) * scale;
+    adj_cth[b] = (adj_th[b] + ar.v) * scale;
+  }
+  for (var k = 0u; k < NJOINT; k++) { joint_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
+}
+
+fn tlam3(o: u32) -> vec3<f32> { return vec3<f32>(tape[o], tape[o + 1u], tape[o + 2u]); }
+fn glam3(l: u32) -> vec3<f32> { return vec3<f32>(adj_lam[l], adj_lam[l + 1u], adj_lam[l + 2u]); }
+fn set_glam3(l: u32, g: vec3<f32>) { adj_lam[l] = g.x; adj_lam[l + 1u] = g.y; adj_lam[l + 2u] = g.z; }
+
+// joint j's adjoint (the dispatch of kernels/solve.wgsl joint_corrections): from its Correction's gradient and its
+// multipliers' after the iteration, the gradients of its sides, its parameters and its multipliers before; t: where
+// the multipliers before are on the tape
+fn joint_adj(j: u32, h: f32, t: u32) {
+  let s1 = split_side(JNT_PARENT[j]);
+  let s2 = split_side(JNT_CHILD[j]);
+  let g = joint_corr_adj(j);
+  let l = LAMW * j;
+  let ty = JNT_TYPE[j];
+  let comp = OFF_JNT_COMPLIANCE + j;
+  var a1: SideAdj;
+  var a2: SideAdj;
+  if (ty == BALL) {
+    let pa = attach_adj(s1, s2, jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j), tlam3(t),
+                        alpha_tilde(j, h), g, glam3(l));
+    a1 = pa.s1; a2 = pa.s2;
+    gjv(OFF_JNT_ANCHOR_PARENT, j, pa.r1); gjv(OFF_JNT_ANCHOR_CHILD, j, pa.r2); gp1(comp, pa.at / (h * h));
+    set_glam3(l, pa.lam);
+  } else if (ty == HINGE) {
+    let k = HingeParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_AXIS_CHILD, j), jv(OFF_JNT_REF_PARENT, j),
+                        jv(OFF_JNT_REF_CHILD, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
+                        p1(comp), p1(OFF_JNT_LIMITED + j), p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u));
+    var lm: array<f32, 6>;
+    var gl: array<f32, 6>;
+    for (var i = 0u; i < 6u; i++) { lm[i] = tape[t + i]; gl[i] = adj_lam[l + i]; }
+    let ha = hinge_adj(s1, s2, k, lm, h, g, gl);
+    a1 = ha.s1; a2 = ha.s2;
+    gjv(OFF_JNT_AXIS_PARENT, j, ha.prm.axis_p); gjv(OFF_JNT_AXIS_CHILD, j, ha.prm.axis_c);
+    gjv(OFF_JNT_REF_PARENT, j, ha.prm.ref_p); gjv(OFF_JNT_REF_CHILD, j, ha.prm.ref_c);
+    gjv(OFF_JNT_ANCHOR_PARENT, j, ha.prm.anchor_p); gjv(OFF_JNT_ANCHOR_CHILD, j, ha.prm.anchor_c);
+    gp1(comp, ha.prm.compliance);
+    gp1(OFF_JNT_RANGE + 2u * j, ha.prm.lo); gp1(OFF_JNT_RANGE + 2u * j + 1u, ha.prm.hi);
+    for (var i = 0u; i < 6u; i++) { adj_lam[l + i] = ha.lam[i]; }
+  } else if (ty == FIXED) {
+    let fa = fixed_adj(s1, s2, p4q(OFF_JNT_RELQUAT + 4u * j), jv(OFF_JNT_ANCHOR_PARENT, j),
+                       jv(OFF_JNT_ANCHOR_CHILD, j), p1(comp), vec4<f32>(tape[t], tlam3(t + 1u)), h, g,
+                       vec4<f32>(adj_lam[l], glam3(l + 1u)));
+    a1 = fa.s1; a2 = fa.s2;
+    gp4q(OFF_JNT_RELQUAT + 4u * j, fa.rel);
+    gjv(OFF_JNT_ANCHOR_PARENT, j, fa.anchor_p); gjv(OFF_JNT_ANCHOR_CHILD, j, fa.anchor_c); gp1(comp, fa.compliance);
+    adj_lam[l] = fa.lam.x;
+    set_glam3(l + 1u, fa.lam.yzw);
+  } else if (ty == DISTANCE) {
+    let da = distance_adj(s1, s2, jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
+                          p1(OFF_JNT_LENGTH + j), p1(comp), tape[t], h, g, adj_lam[l]);
+    a1 = da.s1; a2 = da.s2;
+    gjv(OFF_JNT_ANCHOR_PARENT, j, da.anchor_p); gjv(OFF_JNT_ANCHOR_CHILD, j, da.anchor_c);
+    gp1(OFF_JNT_LENGTH + j, da.length); gp1(comp, da.compliance);
+    adj_lam[l] = da.lam;
+  } else {
+    let k = SlideParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
+                        p4q(OFF_JNT_RELQUAT + 4u * j), p1(comp), p1(OFF_JNT_LIMITED + j), p1(OFF_JNT_RANGE + 2u * j),
+                        p1(OFF_JNT_RANGE + 2u * j + 1u));
+    let sa = slide_adj(s1, s2, k, tlam3(t), h, g, glam3(l));
+    a1 = sa.s1; a2 = sa.s2;
+    gjv(OFF_JNT_AXIS_PARENT, j, sa.prm.axis_p); gjv(OFF_JNT_ANCHOR_PARENT, j, sa.prm.anchor_p);
+    gjv(OFF_JNT_ANCHOR_CHILD, j, sa.prm.anchor_c); gp4q(OFF_JNT_RELQUAT + 4u * j, sa.prm.relquat);
+    gp1(comp, sa.prm.compliance);
+    gp1(OFF_JNT_RANGE + 2u * j, sa.prm.lo); gp1(OFF_JNT_RANGE + 2u * j + 1u, sa.prm.hi);
+    set_glam3(l, sa.lam);
+  }
+  split_side_adj(JNT_PARENT[j], a1);
+  split_side_adj(JNT_CHILD[j], a2);
+}

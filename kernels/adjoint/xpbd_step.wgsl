@@ -1,0 +1,181 @@
+// The backward kernel (issue 17): the adjoint of one env-step of kernels/xpbd_step.wgsl, one invocation per env.
+// Given the packed state at the step's start (its checkpoint) and the gradient of a loss with respect to the state
+// at its end, it returns the gradients with respect to the start state, the step's controls and the env's parameter
+// row (PARAMS, in the forward's buffer layout; engine/wgsl.py sums a shared row over the batch).
+//
+// How: a forward pass from the checkpoint records each substep's start state on the tape; then, substep by substep
+// from the last, substep_adj runs the stages' adjoints in reverse (joint_damping_adj, recover_adj, solve_adj per
+// Jacobi iteration, integrate_adj, motor_loads_adj), each named as its forward stage and kept in the file of that
+// name under kernels/adjoint/. An iteration's adjoint needs its input state and multipliers: with TAPE_SUBSTEPS ==
+// SUBSTEPS the first pass records them for every substep (memory), with TAPE_SUBSTEPS == 1 substep_adj replays the
+// substep from its start and records them again (time). kernels/program.py tape_layout chooses.
+//
+// Buffers: the step kernel's (outp holds the gradients: per env [state NBODY x 13 | ctrl NCTRL | params NPARAM]),
+// then the output gradient and the tape:
+//   gout  (B, NBODY, 13)  d loss / d (state after the step), oracle/packed.py's layout
+//   tape  (B, TAPE)       per env, the records below (kernels/program.py tape_layout gives TAPE and the offsets)
+
+@group(0) @binding(7) var<storage, read_write> gout : array<f32>;
+@group(0) @binding(8) var<storage, read_write> tape : array<f32>;
+
+// the adjoint state: d loss / d (each working-state array), per body and joint, and the env's control and parameter
+// gradients, accumulated over the step
+var<private> adj_x: array<vec3<f32>, NBODY_ARR>;
+var<private> adj_q: array<Quat, NBODY_ARR>;
+var<private> adj_v: array<vec3<f32>, NBODY_ARR>;
+var<private> adj_w: array<vec3<f32>, NBODY_ARR>;
+var<private> adj_d: array<vec3<f32>, NBODY_ARR>;
+var<private> adj_th: array<vec3<f32>, NBODY_ARR>;
+var<private> adj_f: array<vec3<f32>, NBODY_ARR>;    // of the motor loads fext, text
+var<private> adj_t: array<vec3<f32>, NBODY_ARR>;
+var<private> adj_cx: array<vec3<f32>, NBODY_ARR>;   // of a body's summed correction (solve, joint_damping)
+var<private> adj_cth: array<vec3<f32>, NBODY_ARR>;
+var<private> adj_lam: array<f32, NLAM_ARR>;
+var<private> adj_prm: array<f32, NPARAM>;
+var<private> adj_ctrl: array<f32, NCTRL>;
+var<private> tb: u32;        // this env's row of the tape
+var<private> tape_s: u32;    // the substep being recorded
+
+// --- parameter and control gradients, at the forward's offsets (p1, p3, p4q) ---
+fn gp1(off: u32, g: f32) { adj_prm[off] = adj_prm[off] + g; }
+fn gp3(off: u32, g: vec3<f32>) { gp1(off, g.x); gp1(off + 1u, g.y); gp1(off + 2u, g.z); }
+fn gp4q(off: u32, g: Quat) { gp1(off, g.w); gp3(off + 1u, g.v); }
+fn gjv(off: u32, j: u32, g: vec3<f32>) { gp3(off + 3u * j, g); }
+
+// act_ctrl = min(max(ctrl, lo), hi) as tinygrad differentiates it (a tie splits the gradient in halves)
+fn act_ctrl_adj(a: i32, g: f32) {
+  if (a < 0) { return; }
+  let u = u32(a);
+  let raw = ctrl[cb + u];
+  let lo = p1(OFF_ACT_CTRLRANGE + 2u * u);
+  let hi = p1(OFF_ACT_CTRLRANGE + 2u * u + 1u);
+  let m = max(raw, lo);
+  let gm = g * select(select(0.0, 0.5, m == hi), 1.0, m < hi);
+  gp1(OFF_ACT_CTRLRANGE + 2u * u + 1u, g * select(select(0.0, 0.5, m == hi), 1.0, m > hi));
+  adj_ctrl[u] = adj_ctrl[u] + gm * select(select(0.0, 0.5, raw == lo), 1.0, raw > lo);
+  gp1(OFF_ACT_CTRLRANGE + 2u * u, gm * select(select(0.0, 0.5, raw == lo), 1.0, lo > raw));
+}
+
+// a Side's gradient into the body's (split_side: im and ii carry the body's joint count n; gather_side: the world
+// reads constants)
+fn side_adj(b: i32, g: SideAdj, n: f32) {
+  if (b < 0) { return; }
+  let u = u32(b);
+  adj_x[u] = adj_x[u] + g.x;
+  adj_q[u] = qadd(adj_q[u], g.q);
+  gp1(OFF_BODY_INV_MASS + u, g.im * n);
+  gp3(OFF_BODY_INV_INERTIA + 3u * u, g.ii * n);
+}
+fn split_side_adj(b: i32, g: SideAdj) { if (b >= 0) { side_adj(b, g, max(COUNTS[u32(b)], 1.0)); } }
+fn gather_side_adj(b: i32, g: SideAdj) { side_adj(b, g, 1.0); }
+// the gradient of a joint's Correction: its sides' summed-correction gradients (the world's: zero)
+fn body_corr_adj(b: i32) -> array<vec3<f32>, 2> {
+  if (b < 0) { return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0)); }
+  return array<vec3<f32>, 2>(adj_cx[u32(b)], adj_cth[u32(b)]);
+}
+fn joint_corr_adj(j: u32) -> Correction {
+  let g1 = body_corr_adj(JNT_PARENT[j]);
+  let g2 = body_corr_adj(JNT_CHILD[j]);
+  return Correction(g1[0], g1[1], g2[0], g2[1]);
+}
+
+// --- the tape: per body 13 floats, x, q and a pair of vectors (v, w at a substep's start and before the velocity
+// pass; D, TH before a Jacobi iteration), then, for an iteration, the multipliers ---
+fn t3(o: u32) -> vec3<f32> { return vec3<f32>(tape[o], tape[o + 1u], tape[o + 2u]); }
+fn put3(o: u32, v: vec3<f32>) { tape[o] = v.x; tape[o + 1u] = v.y; tape[o + 2u] = v.z; }
+fn put_pose(o: u32, k: u32) { put3(o, bx[k]); tape[o + 3u] = bq[k].w; put3(o + 4u, bq[k].v); }
+fn get_pose(o: u32, k: u32) { bx[k] = t3(o); bq[k] = Quat(tape[o + 3u], t3(o + 4u)); }
+// the state's pose and velocities (a substep's start, the velocity pass's input)
+fn tape_velocities(o: u32) {
+  for (var k = 0u; k < NBODY; k++) {
+    let r = o + 13u * k;
+    put_pose(r, k); put3(r + 7u, bv[k]); put3(r + 10u, bw[k]);
+  }
+}
+fn restore_velocities(o: u32) {
+  for (var k = 0u; k < NBODY; k++) {
+    let r = o + 13u * k;
+    get_pose(r, k); bv[k] = t3(r + 7u); bw[k] = t3(r + 10u);
+  }
+}
+// an iteration's input: the pose, D and TH, and the multipliers
+fn t_iteration(it: u32) -> u32 { return tb + TAPE_ITER + ((tape_s % TAPE_SUBSTEPS) * ITERATIONS + it) * TAPE_ITER_W; }
+fn tape_iteration(it: u32) {
+  let o = t_iteration(it);
+  for (var k = 0u; k < NBODY; k++) {
+    let r = o + 13u * k;
+    put_pose(r, k); put3(r + 7u, bd[k]); put3(r + 10u, bth[k]);
+  }
+  for (var k = 0u; k < NLAM_ARR; k++) { tape[o + 13u * NBODY + k] = lam[k]; }
+}
+fn restore_iteration(it: u32) -> u32 {   // returns where the iteration's multipliers start on the tape
+  let o = t_iteration(it);
+  for (var k = 0u; k < NBODY; k++) {
+    let r = o + 13u * k;
+    get_pose(r, k); bd[k] = t3(r + 7u); bth[k] = t3(r + 10u);
+  }
+  for (var k = 0u; k < NLAM_ARR; k++) { lam[k] = tape[o + 13u * NBODY + k]; }
+  return o + 13u * NBODY;
+}
+fn t_damping() -> u32 { return tb + TAPE_DAMP + (tape_s % TAPE_SUBSTEPS) * 13u * NBODY; }
+fn tape_damping() { tape_velocities(t_damping()); }
+fn t_substep(s: u32) -> u32 { return tb + 13u * NBODY * s; }
+
+// the adjoint of substep s, from the adjoint state at its end to the one at its start
+fn substep_adj(s: u32, h: f32) {
+  tape_s = s;
+  if (TAPE_SUBSTEPS == 1u) { restore_velocities(t_substep(s)); substep(h); }   // records the iterations again
+  for (var k = 0u; k < NBODY; k++) { adj_d[k] = vec3<f32>(0.0); adj_th[k] = vec3<f32>(0.0); }
+  for (var k = 0u; k < NLAM_ARR; k++) { adj_lam[k] = 0.0; }   // the multipliers end with the substep
+  if (DAMPING) { restore_velocities(t_damping()); joint_damping_adj(h); }
+  recover_adj(h);
+  for (var it = ITERATIONS; it > 0u; it--) {
+    if (NJOINT > 0u) { solve_adj(h, restore_iteration(it - 1u)); }
+  }
+  // init_lambda zeroes the multipliers: their gradient stops here
+  restore_velocities(t_substep(s));
+  motor_loads();   // integrate's loads
+  integrate_adj(h);
+  motor_loads_adj();
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let e = gid.x;
+  if (e >= BATCH) { return; }
+  lane = 0u;
+  env_in(e);
+  cb = e * NCTRL;
+  tb = e * TAPE;
+  let base = e * NBODY * PACKED_WIDTH;
+  for (var b = 0u; b < NBODY; b++) {
+    let o = base + PACKED_WIDTH * b;
+    bx[b] = in3(o + PACKED_POS);
+    bq[b] = Quat(inp[o + PACKED_QUAT], in3(o + PACKED_QUAT + 1u));
+    bv[b] = in3(o + PACKED_VEL);
+    bw[b] = in3(o + PACKED_ANGVEL);
+  }
+  for (var s = 0u; s < SUBSTEPS; s++) { tape_s = s; tape_velocities(t_substep(s)); substep(H); }
+  for (var b = 0u; b < NBODY; b++) {
+    let o = base + PACKED_WIDTH * b;
+    adj_x[b] = vec3<f32>(gout[o + PACKED_POS], gout[o + PACKED_POS + 1u], gout[o + PACKED_POS + 2u]);
+    adj_q[b] = Quat(gout[o + PACKED_QUAT], vec3<f32>(gout[o + PACKED_QUAT + 1u], gout[o + PACKED_QUAT + 2u],
+                                                       gout[o + PACKED_QUAT + 3u]));
+    adj_v[b] = vec3<f32>(gout[o + PACKED_VEL], gout[o + PACKED_VEL + 1u], gout[o + PACKED_VEL + 2u]);
+    adj_w[b] = vec3<f32>(gout[o + PACKED_ANGVEL], gout[o + PACKED_ANGVEL + 1u], gout[o + PACKED_ANGVEL + 2u]);
+  }
+  for (var k = 0u; k < NPARAM; k++) { adj_prm[k] = 0.0; }
+  for (var k = 0u; k < NCTRL; k++) { adj_ctrl[k] = 0.0; }
+  for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }
+  let go = e * GRAD_W;
+  for (var b = 0u; b < NBODY; b++) {
+    let o = go + PACKED_WIDTH * b;
+    out3(o + PACKED_POS, adj_x[b]);
+    outp[o + PACKED_QUAT] = adj_q[b].w;
+    out3(o + PACKED_QUAT + 1u, adj_q[b].v);
+    out3(o + PACKED_VEL, adj_v[b]);
+    out3(o + PACKED_ANGVEL, adj_w[b]);
+  }
+  for (var k = 0u; k < NCTRL; k++) { outp[go + NBODY * PACKED_WIDTH + k] = adj_ctrl[k]; }
+  for (var k = 0u; k < NPARAM; k++) { outp[go + NBODY * PACKED_WIDTH + NCTRL + k] = adj_prm[k]; }
+}
