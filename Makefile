@@ -15,13 +15,14 @@ DAWN_LIB = $(or $(WEBGPU_PATH),$(shell $(PY) -c 'import importlib.util as u, os,
   print(os.path.join(list(s.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so"))'))
 RUN = WEBGPU_PATH=$(DAWN_LIB) $(PY)
 
-.PHONY: help setup test test-slow golden demo bench lint clean
+.PHONY: help setup test test-slow golden golden-update demo bench lint clean
 
 help:
 	@echo "make demo    set up, then render the demo scenes to out/ and print env-steps/s"
 	@echo "make test    set up, then run the test suite (PYTEST_ARGS='...' to pass options)"
 	@echo "make test-slow  the long checks (1,000-step chain gradient)"
 	@echo "make golden  recompute the float64 references in tests/golden/ (after a change to the physics)"
+	@echo "make golden-update  recompute only the stale or missing ones"
 	@echo "make bench   run the benchmarks"
 	@echo "make lint    ruff check"
 	@echo "make setup   system packages (clang, lavapipe, Vulkan loader) + $(VENV) with '.[dev]' installed"
@@ -58,6 +59,10 @@ test-slow: $(STAMP)
 golden: $(STAMP)
 	@if [ -z "$(PYTEST_ARGS)" ]; then rm -f tests/golden/*.npz; fi
 	TINYXPBD_GOLDEN=write $(TEST) $(PYTEST_ARGS)
+
+# recompute only the missing or stale golden files (the gradient parity references take ~40 min from scratch)
+golden-update: $(STAMP)
+	TINYXPBD_GOLDEN=update $(TEST) $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(RUN) -m engine demo

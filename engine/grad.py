@@ -23,9 +23,16 @@ from oracle.packed import pack_state, unpack_state
 from oracle.types import State
 
 
+def backend_of(model) -> str:
+  """The backend a model's gradients go through: the WGSL kernel's backward for a model on the WEBGPU device, else
+  the oracle (engine/stepping.py DEFAULT_DEVICE)."""
+  return "wgsl" if model.body_inv_mass.device == "WEBGPU" else "oracle"
+
+
 class RolloutGrad:
   """Jitted forward and per-substep VJP for one model, through the front door's Stepper (engine/stepping.py).
-  wrt: names of Model tensor fields to differentiate.
+  wrt: names of Model tensor fields to differentiate. A model on the WEBGPU device goes through the WGSL kernel and
+  its backward kernel instead (KernelRolloutGrad), with the same methods.
 
   Contacts: the broadphase runs once per step in the forward and its pair table (discrete, not differentiated) is
   checkpointed with the step; each substep's VJP rebuilds the plan from it, so gradients reach the geom and body
@@ -87,14 +94,60 @@ class RolloutGrad:
     return adj, totals
 
 
+class KernelRolloutGrad(RolloutGrad):
+  """Reverse mode through the WGSL kernel, on the device: the forward runs one env-step per launch and checkpoints
+  the packed state before each; the backward runs the backward kernel (engine.wgsl.step_vjp) once per step, from the
+  last, each recomputing its step's substeps from the checkpoint (13 floats per body per env per step kept; the
+  kernel's tape is scratch of one step). Parameter gradients come per env and are summed (engine.wgsl.param_grads)."""
+
+  def __init__(self, model, wrt: tuple[str, ...] = ()):
+    from engine import wgsl
+    from kernels.program import PARAMS
+    for name in wrt:
+      if name not in PARAMS:
+        raise ValueError(f"wrt: {name!r} is not a parameter the WGSL kernel differentiates (one of {list(PARAMS)})")
+    self.model, self.wrt = model, tuple(wrt)
+    self.stepper = Stepper(model, "wgsl", differentiable=True)
+    damping = self.stepper.damping
+    wgsl.prepare_backward()   # its buffers, outside the JIT captures below
+    self._fwd = jit(lambda p, c: wgsl.step(model, p, c, 1, damping).realize())
+    self._vjp = jit(lambda p, c, g: tuple(t.contiguous().realize() for t in wgsl.step_vjp(model, p, c, g, damping)))
+
+  def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
+    packed = pack_state(state).contiguous().realize()
+    controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
+    checkpoints = []
+    for t in range(steps):
+      checkpoints.append((packed.clone().realize(), controls[t]))   # the JIT reuses its output buffer
+      packed = self._fwd(packed, controls[t])
+    return unpack_state(packed.clone().realize(), (state.time + steps * self.model.dt).realize()), checkpoints
+
+  def backward(self, checkpoints: list[tuple[Tensor, ...]], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+    from engine import wgsl
+    adj = adj_final.clone(device=self.stepper.device).realize()   # a constant gradient has no device of its own
+    prm, per_step = None, []
+    for packed, ctrl in reversed(checkpoints):
+      adj, gc, gp = (t.clone().realize() for t in self._vjp(packed, ctrl, adj))
+      per_step.append(gc[:, :self.model.nact])
+      prm = gp if prm is None else (prm + gp).realize()
+    totals = {}
+    if prm is not None:
+      named = wgsl.param_grads(self.model, prm)
+      totals = {n: named[n].realize() for n in self.wrt}
+    if self.model.nact and per_step: totals["ctrl"] = Tensor.stack(*reversed(per_step)).realize()
+    return adj, totals
+
+
 def rollout_grad(model, state: State, steps: int, loss_fn, wrt: tuple[str, ...] = (), ctrl=None):
   """Value and gradient of loss_fn(final_state) -> scalar Tensor after `steps` env-steps.
 
-  Returns (loss, d loss/d initial state as a State of adjoints (time: zeros), {param name: d loss / d param}, plus
+  A model on the WEBGPU device differentiates through the WGSL kernel's backward (KernelRolloutGrad), any other
+  through the oracle. Returns (loss, d loss/d initial state as a State of adjoints (time: zeros), {param name: d loss /
+  d param}, plus
   "ctrl": (steps, B, nact) for a model with actuators). ctrl: None (zeros), one (B, nact) held, or `steps` of them.
   loss_fn must be differentiable by tinygrad; it sees a lazy State built from the final packed tensor.
   """
-  rg = RolloutGrad(model, wrt)
+  rg = (KernelRolloutGrad if backend_of(model) == "wgsl" else RolloutGrad)(model, wrt)
   final, checkpoints = rg.forward(state, steps, ctrl)
   packed = pack_state(final).contiguous().realize()
   loss = loss_fn(unpack_state(packed, final.time))

@@ -164,10 +164,11 @@ def launch(src: str, entry: str, out_shape: tuple[int, ...], *ins: Tensor, threa
   """Run WGSL `src`'s entry point (declared @workgroup_size(workgroup)) on `threads` invocations as a lazy tensor op:
   binding 1 is a fresh float32 output of out_shape (NaN-filled when CHECK), bindings 2.. the inputs `ins`, then, if
   `scratch` is a shape, a float32 scratch buffer the kernel writes and reads (at most 10 storage buffers in all:
-  Dawn's limit). Returns the output, and the scratch buffer as the kernel left it when there is one. grad_fxn(grad_out, call): the
-backward, tinygrad's custom-kernel hook (one gradient UOp or None per argument of `call`: out, ins, scratch). Realise the two
-  together (Tensor.realize(out, scratch)): each realize that reaches the kernel launches it, so realising them one at
-  a time runs it twice (engine/stepping.py runner did until 2026-11-24)."""
+  Dawn's limit). Returns the output, and the scratch buffer as the kernel left it when there is one.
+  grad_fxn(grad_out, call): the backward, tinygrad's custom-kernel hook (one gradient UOp or None per argument of
+  `call`: out, ins, scratch). Realise the two together (Tensor.realize(out, scratch)): each realize that reaches the
+  kernel launches it, so realising them one at a time runs it twice (engine/stepping.py runner did until
+  2026-11-24)."""
   extra = () if scratch is None else (Tensor.empty(*scratch, device="WEBGPU"),)
   if len(ins) + len(extra) > 9: raise ValueError(f"{len(ins) + len(extra) + 1} buffers: at most 10 per kernel")
   out = (Tensor.full(out_shape, float("nan"), device="WEBGPU") if CHECK else Tensor.empty(*out_shape, device="WEBGPU"))
@@ -284,7 +285,8 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   tape = tape_layout(model, damping, store)
   out, _ = launch(backward_source(model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
                   params(model) if prm is None else prm, ctrl, tables(model)[0], _spare(),
-                  gout.reshape(B, model.nbody, 13), threads=B, scratch=(B, tape["TAPE"]), workgroup=workgroup_size(1, B))
+                  gout.reshape(B, model.nbody, 13), threads=B, scratch=(B, tape["TAPE"]),
+                  workgroup=workgroup_size(1, B))
   nc = max(model.nact, 1)
   return out[:, :nb].reshape(B, model.nbody, 13), out[:, nb:nb + nc], out[:, nb + nc:nb + nc + param_layout(model)[1]]
 
@@ -335,9 +337,14 @@ _SPARE: list = []
 
 
 def _spare() -> Tensor:
-  """A one-float buffer for the step program's scratch binding, which the backward kernel declares and never uses."""
+  """A one-float buffer for the step program's scratch binding, which the backward kernel declares and never uses
+  (prepare_backward builds it outside a JIT capture)."""
   if not _SPARE: _SPARE.append(Tensor.zeros(1, device="WEBGPU").contiguous().realize())
   return _SPARE[0]
+
+
+def prepare_backward() -> None:
+  _spare()
 
 
 def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1, damping: bool | None = None,

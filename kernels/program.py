@@ -321,7 +321,6 @@ def check_backward(model: Model) -> None:
   check_supported(model)
   why = []
   if contact_tables(model)[0]["NSLOT"]: why.append("contacts (the contact stages' adjoints)")
-  if any(t == "position" for t in model.act_type): why.append("position servos (the hinge servo's adjoint)")
   if model.nbody == 0: why.append("no bodies")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
@@ -344,6 +343,8 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
   lines += [f"const H: f32 = {_f(model.dt / model.substeps)};", f"const RELAXATION: f32 = {_f(model.relaxation)};",
             f"const EPS: f32 = {_f(EPS)};", f"const DAMPING: bool = {str(damping).lower()};",
             f"const MODEL_BATCHED: bool = {str(model_batch(model) > 1).lower()};",
+            # a hinge position servo anywhere: the oracle then runs the servo stage of every hinge (oracle/actuators.py)
+            f"const POS_SERVOS: bool = {str('position' in model.act_type).lower()};",
             _table("JNT_TYPE", "u32", [JOINT_TYPES.index(t) for t in model.jnt_type]),
             _table("JNT_PARENT", "i32", list(model.jnt_parent)), _table("JNT_CHILD", "i32", list(model.jnt_child)),
             _table("JOINT_ORDER", "u32", order),
@@ -370,9 +371,9 @@ def kernel_body() -> str:
 
 
 def adjoint_source(model: Model) -> str:
-  """The step program of `model` (one env, one step) followed by ADJOINT_FILES: the adjoints with the forward
-  functions they differentiate. Add an entry point to run them."""
-  return source(model, 1, 1, damping=False) + "\n".join(_read(f) for f in ADJOINT_FILES)
+  """The backward program of `model` (one env): the step program, ADJOINT_FILES and BACKWARD_FILES, so the adjoints
+  with the forward functions they differentiate. Add an entry point to run them (tests/test_parity_adjoint.py)."""
+  return backward_source(model, 1, damping=False)
 
 
 def backward_source(model: Model, batch: int, damping: bool | None = None, store: bool = False) -> str:

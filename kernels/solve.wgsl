@@ -63,22 +63,21 @@ fn init_lambda() {
   }
 }
 
-// every joint's correction jc from the iteration's snapshot (each joint also advances its multipliers); the backward
-// kernel replays it (kernels/adjoint/solve.wgsl)
+// joint j's correction from the iteration's snapshot (it also advances the joint's multipliers): the constraint of
+// its type on its two split sides. kernels/adjoint/solve.wgsl joint_correction_adj reverses it
+fn joint_correction(j: u32, h: f32) -> Correction {
+  let s1 = split_side(JNT_PARENT[j]);
+  let s2 = split_side(JNT_CHILD[j]);
+  let t = JNT_TYPE[j];
+  if (t == BALL) { return ball(j, s1, s2, h); }
+  if (t == HINGE) { return hinge(j, s1, s2, h); }
+  if (t == FIXED) { return fixed(j, s1, s2, h); }
+  if (t == DISTANCE) { return distance(j, s1, s2, h); }
+  return slide(j, s1, s2, h);
+}
+// every joint's, in registry order, then joint index
 fn joint_corrections(h: f32) {
-  for (var k = lane; k < NJOINT; k += LANES) {
-    let j = JOINT_ORDER[k];  // registry order, then joint index
-    let s1 = split_side(JNT_PARENT[j]);
-    let s2 = split_side(JNT_CHILD[j]);
-    let t = JNT_TYPE[j];
-    var c: Correction;
-    if (t == BALL) { c = ball(j, s1, s2, h); }
-    else if (t == HINGE) { c = hinge(j, s1, s2, h); }
-    else if (t == FIXED) { c = fixed(j, s1, s2, h); }
-    else if (t == DISTANCE) { c = distance(j, s1, s2, h); }
-    else { c = slide(j, s1, s2, h); }
-    jc[j] = c;
-  }
+  for (var k = lane; k < NJOINT; k += LANES) { jc[JOINT_ORDER[k]] = joint_correction(JOINT_ORDER[k], h); }
 }
 
 // one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body

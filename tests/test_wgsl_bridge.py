@@ -50,6 +50,9 @@ ONLY_KERNEL = {
                                 "their adjoints replay (kernels/adjoint/); the oracle's autograd needs no such split")},
   "constraints.wgsl": dict.fromkeys(("hinge_angle_of", "rest_turn"), "hinge_angle's and lock_orientation's pure "
                                     "parts, from parameter values, that their adjoints replay (kernels/adjoint/)"),
+  "solve.wgsl": dict.fromkeys(("joint_correction", "joint_corrections"),
+                              "the joints' half of solve, which the backward kernel replays per iteration "
+                              "(kernels/adjoint/solve.wgsl); the oracle solves by type"),
   "box.wgsl": dict.fromkeys(("_segment_terms", "_segment_f2"), "_segment_nearest's nested terms and f2 (no closures)"),
   "box_box.wgsl": {"_to_ref": "_face_contacts' nested ref (no closures, and ref is a reserved word)"},
 }
@@ -121,8 +124,9 @@ def test_verify_wgsl_names_mirror_the_oracle_constraints():
   corrections are summed in), each defined in kernels/constraints.wgsl."""
   src = "\n".join(Path(p).read_text() for p in SOURCES)
   own = wgsl_functions(KERNELS / "constraints.wgsl")
-  calls = [f for f in re.findall(r"\b(\w+)\s*\(", wgsl_body(src, "solve")) if f in own]
-  assert calls == list(CONSTRAINTS), f"constraint calls in kernels/solve.wgsl fn solve: {calls}"
+  calls = [f for fn in ("joint_correction", "solve") for f in re.findall(r"\b(\w+)\s*\(", wgsl_body(src, fn))
+           if f in own]
+  assert calls == list(CONSTRAINTS), f"constraint calls in kernels/solve.wgsl joint_correction and solve: {calls}"
 
 
 @pytest.mark.parametrize("oracle_path", list(MIRRORS))
@@ -138,6 +142,27 @@ def test_verify_wgsl_names_mirror_the_oracle_functions(oracle_path):
   assert oracle - only_oracle.keys() == wgsl - only_kernel.keys(), (
     f"oracle/{oracle_path} only: {sorted(oracle - wgsl - only_oracle.keys())}; "
     f"kernels/{kernel} only: {sorted(wgsl - oracle - only_kernel.keys())}")
+
+
+# adjoints named <name>_adj whose <name> is no forward function: parts of the reversal that the forward does inline
+ADJOINT_PARTS = {"dlam": "dlam = (-err - at lam) / (w + at), inside positional and angular",
+                 "impulse": "a Correction from an impulse, inside positional, angular and point",
+                 "apply_pair": "apply to both sides, as every multi-part constraint does",
+                 "cross": "the WGSL built-in"}
+
+
+def test_verify_wgsl_adjoints_mirror_the_forward():
+  """Every `fn <name>_adj` in kernels/adjoint/ reverses a forward `fn <name>` (or a part listed in ADJOINT_PARTS),
+  each stage of the step but the broadphase has its `fn <stage>_adj` in kernels/adjoint/<stage>.wgsl, and the
+  program files list them all (kernels/program.py ADJOINT_FILES, BACKWARD_FILES)."""
+  from kernels.program import ADJOINT_FILES, BACKWARD_FILES
+  forward = {f for p in KERNELS.glob("*.wgsl") for f in wgsl_functions(p)}
+  adjoint = {f[:-4] for p in (KERNELS / "adjoint").glob("*.wgsl") for f in wgsl_functions(p) if f.endswith("_adj")}
+  assert not adjoint - forward - ADJOINT_PARTS.keys(), f"adjoints of no forward function: {adjoint - forward}"
+  assert ADJOINT_PARTS.keys() <= adjoint, "stale ADJOINT_PARTS"
+  for stage in ("xpbd_step", *(s for s in STAGES if s not in ("broadphase", "narrowphase", "contact_velocity"))):
+    assert f"{stage}_adj" in wgsl_functions(KERNELS / "adjoint" / f"{stage}.wgsl"), stage
+  assert {f"adjoint/{p.name}" for p in (KERNELS / "adjoint").glob("*.wgsl")} == set(ADJOINT_FILES + BACKWARD_FILES)
 
 
 def test_verify_pipeline_cached_and_steps_per_call_identical():

@@ -42,6 +42,7 @@ DEFAULTS = dict(
   max_grad_norm=1.0,      # global gradient-norm clip
   noise_std=0.0,          # exploration noise added to the mean action (0: the deterministic policy)
   grad_dtype="float64",   # the gradient's arithmetic (the simulation stays float32), see APG
+  grad_backend="oracle",  # the step's gradient: "oracle" (substep Jacobians) or "wgsl" (the backward kernel)
   eval_every=None,        # iterations between deterministic evaluations (default: once per training episode)
   target_return=None,     # stop at the first evaluation whose mean episode return reaches this
 )
@@ -78,7 +79,7 @@ class APG:
   def __init__(self, task: str, num_envs: int, *, window: int = DEFAULTS["window"], seed: int = 0,
                hidden=DEFAULTS["hidden"], lr: float = DEFAULTS["lr"], max_grad_norm: float = DEFAULTS["max_grad_norm"],
                noise_std: float = DEFAULTS["noise_std"], dtype=dtypes.float32, grad_dtype=dtypes.float64,
-               policy: MLPPolicy | None = None):
+               policy: MLPPolicy | None = None, grad_backend: str = "oracle"):
     self.core = core = EnvCore(task, num_envs, dtype=dtype)
     self.model, self.task, self.B, self.W = core.model, core.task, num_envs, int(window)
     grad_dtype = getattr(dtypes, grad_dtype) if isinstance(grad_dtype, str) else grad_dtype
@@ -88,6 +89,9 @@ class APG:
     if self.model.nact == 0: raise ValueError(f"{task}: no actuators to control")
     if not (self.W >= 1 and self.task.max_episode_steps % self.W == 0):
       raise ValueError(f"window: must divide the episode length {self.task.max_episode_steps}, got {window!r}")
+    if grad_backend not in ("oracle", "wgsl"):
+      raise ValueError(f"grad_backend: expected 'oracle' or 'wgsl', got {grad_backend!r}")
+    self.grad_backend, self._kernel, self.task_name = grad_backend, None, task
     m = self.model
     self.S, self.D, self.A, self.dtype, self.grad_dtype = m.substeps, m.nbody * 13, m.nact, dtype, grad_dtype
     self.noise_std, self.max_grad_norm = float(noise_std), float(max_grad_norm)
@@ -207,13 +211,35 @@ class APG:
     return dict(P=np.stack(P), ckpt=cat("ckpt"), ctrl=cat("ctrl"), reward=cat("reward"), obs=cat("obs"), task=task,
                 noise=noise)
 
-  def gradient(self, win: dict) -> tuple[float, list[Tensor], float]:
+  def _kernel_vjp(self):
+    """d <adj, step(packed, ctrl)> / d (packed, ctrl) through the WGSL backward kernel (engine.wgsl.step_vjp), on a
+    float32 copy of the model on WEBGPU, built on first use; numpy in and out."""
+    if self._kernel is None:
+      from engine import wgsl
+      from kernels.program import check_backward
+      wgsl.require_webgpu()
+      model = load_scene(SCENES / get_task(self.task_name).scene, device="WEBGPU")
+      check_backward(model)
+      wgsl.prepare(model)
+      wgsl.prepare_backward()
+      f32 = lambda a: Tensor(np.ascontiguousarray(a, np.float32), device="WEBGPU")
+      def vjp(packed, ctrl, adj):
+        gp, gc, _ = wgsl.step_vjp(model, f32(packed), f32(ctrl), f32(adj.reshape(packed.shape)))
+        return gp.numpy().reshape(len(packed), -1).astype(np.float64), gc.numpy()[:, :self.A].astype(np.float64)
+      self._kernel = vjp
+    return self._kernel
+
+  def gradient(self, win: dict, backend: str | None = None) -> tuple[float, list[Tensor], float]:
     """(loss, d loss / d actor weights (jit output buffers: valid until the next call), their norm) for the window
-    loss = -mean_envs sum_t r_t."""
+    loss = -mean_envs sum_t r_t. backend: the simulation's gradient, "oracle" (every substep's Jacobian, the default
+    grad_backend) or "wgsl" (one backward-kernel VJP per step, float32: kernels/adjoint/)."""
     W, B, S, D, A = self.W, self.B, self.S, self.D, self.A
     C = self.C
-    J = np.concatenate([self._jac(self._in["ckpt"].load(win["ckpt"][t:t + C]), self._in["ctrl_c"].load(
-      win["ctrl"][t:t + C])).numpy() for t in range(0, W, C)]).astype(np.float64).reshape(W, S, B, D, D + A)
+    kernel = (backend or self.grad_backend) == "wgsl"
+    if kernel: vjp = self._kernel_vjp()
+    else:
+      J = np.concatenate([self._jac(self._in["ckpt"].load(win["ckpt"][t:t + C]), self._in["ctrl_c"].load(
+        win["ctrl"][t:t + C])).numpy() for t in range(0, W, C)]).astype(np.float64).reshape(W, S, B, D, D + A)
     taskw = np.broadcast_to(win["task"], (W, *win["task"].shape))
     args = [self._in["P"].load(win["P"][:-1]), self._in["Pn"].load(win["P"][1:]), self._in["taskw"].load(taskw),
             self._in["ctrl"].load(win["ctrl"]), self._in["noisew"].load(win["noise"])]
@@ -224,7 +250,10 @@ class APG:
     for t in reversed(range(W)):
       adj = adj - g_pn[t] / B
       g = -g_c[t] / B
-      for s in reversed(range(S)):
+      if kernel:   # the whole step's [d / d packed | d / d ctrl] at once
+        adj, gk = vjp(win["P"][t], win["ctrl"][t], adj)
+        g = g + gk
+      for s in reversed(range(0 if kernel else S)):
         full = (adj[:, None, :] @ J[t, s])[:, 0]   # [d / d packed | d / d ctrl] of this substep's input
         adj, g = full[:, :D], g + full[:, D:]
       G[t] = g
@@ -260,7 +289,8 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
               **hparams):
   """Trains the actor of an MLPPolicy by analytic policy gradients for `iterations` windows.
 
-  hparams override DEFAULTS (hidden, max_grad_norm, noise_std, grad_dtype, anneal_lr, eval_every, target_return).
+  hparams override DEFAULTS (hidden, max_grad_norm, noise_std, grad_dtype, grad_backend, anneal_lr, eval_every,
+  target_return).
   Returns (policy, history): one dict per iteration with env_steps (B x steps simulated in training, evaluations not
   counted), wall_s (evaluations included; eval_s is their share), loss (the window's), grad_norm (before clipping),
   episodes and train_episode_return (training episodes that ended in this iteration), and, on evaluation iterations,
@@ -273,14 +303,16 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
   hp = {**DEFAULTS, **hparams, "window": window, "lr": lr}
   if agent is None:
     apg = APG(task, num_envs, window=window, seed=seed, hidden=hp["hidden"], lr=lr, max_grad_norm=hp["max_grad_norm"],
-              noise_std=hp["noise_std"], dtype=dtype, grad_dtype=hp["grad_dtype"])
+              noise_std=hp["noise_std"], dtype=dtype, grad_dtype=hp["grad_dtype"], grad_backend=hp["grad_backend"])
   else:
     apg = agent
     grad_dtype = getattr(dtypes, hp["grad_dtype"]) if isinstance(hp["grad_dtype"], str) else hp["grad_dtype"]
     want = dict(task=task, num_envs=num_envs, window=window, dtype=dtype, grad_dtype=grad_dtype,
-                max_grad_norm=float(hp["max_grad_norm"]), noise_std=float(hp["noise_std"]), hidden=tuple(hp["hidden"]))
+                max_grad_norm=float(hp["max_grad_norm"]), noise_std=float(hp["noise_std"]), hidden=tuple(hp["hidden"]),
+                grad_backend=hp["grad_backend"])
     have = dict(task=apg.task.name, num_envs=apg.B, window=apg.W, dtype=apg.dtype, grad_dtype=apg.grad_dtype,
-                max_grad_norm=apg.max_grad_norm, noise_std=apg.noise_std, hidden=apg.policy.hidden)
+                max_grad_norm=apg.max_grad_norm, noise_std=apg.noise_std, hidden=apg.policy.hidden,
+                grad_backend=apg.grad_backend)
     if bad := [k for k in want if want[k] != have[k]]:
       raise ValueError(f"agent: built with {', '.join(f'{k}={have[k]!r}' for k in bad)}; this run asks for "
                        f"{', '.join(f'{k}={want[k]!r}' for k in bad)}")
@@ -354,6 +386,8 @@ def main(argv=None):
   p.add_argument("--no-stop", action="store_true", help="run every iteration even past the bar")
   p.add_argument("--out", default=None, help="output folder (default out/apg_<task>)")
   p.add_argument("--load", default=None, help="evaluate these saved weights instead of training")
+  p.add_argument("--grad-backend", choices=("oracle", "wgsl"), default=DEFAULTS["grad_backend"],
+                 help="the step's gradient: substep Jacobians (oracle) or the WGSL backward kernel")
   args = p.parse_args(argv)
   bar = args.target_return if args.target_return is not None else BARS.get(args.task)
   if args.load:
@@ -363,7 +397,7 @@ def main(argv=None):
           f"{ev['eval_final_reward']:.4f} ({args.num_envs} episodes)")
     return
   hp = dict(max_grad_norm=args.max_grad_norm, noise_std=args.noise_std, eval_every=args.eval_every,
-            anneal_lr=args.anneal,
+            grad_backend=args.grad_backend, anneal_lr=args.anneal,
             target_return=None if args.no_stop else bar)
   policy, history = train_apg(args.task, args.num_envs, args.iterations, window=args.window, lr=args.lr,
                               seed=args.seed, **hp)

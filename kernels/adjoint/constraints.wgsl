@@ -25,9 +25,13 @@ fn attach_adj(s1: Side, s2: Side, anchor1: vec3<f32>, anchor2: vec3<f32>, lv: ve
 
 // ---------------------------------------------------------------- constraints/hinge.py
 
-// a hinge's parameters (the forward reads them from prm), and their gradients in the same shape
+// a hinge's parameters (the forward reads them from prm), and their gradients in the same shape. The position servo
+// (oracle/actuators.py servo_target): servo 0 when no hinge of the scene has one (the stage is absent), 1 when others
+// do but this one has none (the oracle applies its zero correction), 2 when it has one, with the target angle goal
+// (the clipped control) and the compliance servo_comp = 1 / kp
 struct HingeParams { axis_p: vec3<f32>, axis_c: vec3<f32>, ref_p: vec3<f32>, ref_c: vec3<f32>, anchor_p: vec3<f32>,
-                     anchor_c: vec3<f32>, compliance: f32, limited: f32, lo: f32, hi: f32 }
+                     anchor_c: vec3<f32>, compliance: f32, limited: f32, lo: f32, hi: f32, servo: f32, goal: f32,
+                     servo_comp: f32 }
 // gradients of a hinge's inputs: the sides, the parameters and the six multipliers before the iteration
 struct HingeAdj { s1: SideAdj, s2: SideAdj, prm: HingeParams, lam: array<f32, 6> }
 struct AngleAdj { q1: Quat, q2: Quat, axis_p: vec3<f32>, ref_p: vec3<f32>, ref_c: vec3<f32> }
@@ -47,9 +51,15 @@ fn hinge_angle_adj(s1: Side, s2: Side, k: HingeParams, gphi: f32, ga_: vec3<f32>
   return AngleAdj(qadd(ra.q, r1.q), r2.q, ra.v, r1.v, r2.v);
 }
 
-// hinge without a position servo (oracle/constraints/hinge.py with ctrl None): the forward replayed to keep each
-// stage's sides, then the stages in reverse. As the oracle, the limit's correction is applied whether or not it
-// fires (a zero correction re-normalises the quaternions; the forward kernel skips it, a difference of rounding)
+// wrap(x) = atan2(sin x, cos x) (kernels/constraints.wgsl)
+fn wrap_adj(x: f32, g: f32) -> f32 {
+  let gyx = atan2_adj(sin(x), cos(x), g);
+  return gyx.x * cos(x) - gyx.y * sin(x);
+}
+
+// hinge (oracle/constraints/hinge.py): the forward replayed to keep each stage's sides, then the stages in reverse.
+// As the oracle, the limit's correction is applied whether or not it fires, and so is the servo's wherever the scene
+// has one (a zero correction re-normalises the quaternions; the forward kernel skips it, a difference of rounding)
 fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32, g: Correction,
              glam: array<f32, 6>) -> HingeAdj {
   // forward: 1. align
@@ -68,10 +78,19 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   let limit = angular_dlam(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0).c;
   let s1_2 = apply(s1_1, limit.dx1, limit.dth1);
   let s2_2 = apply(s2_1, limit.dx2, limit.dth2);
+  // 3. position servo: angular about the axis by wrap(goal - angle), compliance 1/kp
+  let sv = hinge_angle_of(s1_2, s2_2, k.axis_p, k.ref_p, k.ref_c);
+  let serr = k.goal - sv.x;
+  let son = k.servo > 1.5;
+  let sat = k.servo_comp / (h * h);
+  var servo = zero_corr();
+  if (k.servo > 0.5) { servo = angular_dlam(s1_2, s2_2, sv.yzw, wrap(serr), son, lam[5], sat).c; }
+  let s1_3 = apply(s1_2, servo.dx1, servo.dth1);
+  let s2_3 = apply(s2_2, servo.dx2, servo.dth2);
   let at = k.compliance / (h * h);
   // reverse: 4. attach
   var out: HingeAdj;
-  let pa = attach_adj(s1_2, s2_2, k.anchor_p, k.anchor_c, vec3<f32>(lam[2], lam[3], lam[4]), at, g,
+  let pa = attach_adj(s1_3, s2_3, k.anchor_p, k.anchor_c, vec3<f32>(lam[2], lam[3], lam[4]), at, g,
                       vec3<f32>(glam[2], glam[3], glam[4]));
   out.prm.anchor_p = pa.r1;
   out.prm.anchor_c = pa.r2;
@@ -79,9 +98,26 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   out.lam[2] = pa.lam.x;
   out.lam[3] = pa.lam.y;
   out.lam[4] = pa.lam.z;
-  out.lam[5] = glam[5];   // the servo's multiplier: untouched without a servo
+  out.lam[5] = glam[5];   // without a servo stage its multiplier is untouched
+  // 3. the servo: apply, then angular with err = wrap(goal - angle) about the axis
+  var gs1_2 = pa.s1;
+  var gs2_2 = pa.s2;
+  if (k.servo > 0.5) {
+    let p = apply_pair_adj(s1_2, s2_2, servo, pa.s1, pa.s2, g);
+    let sa = angular_adj(s1_2, s2_2, sv.yzw, wrap(serr), son, lam[5], sat, p.c, glam[5]);
+    out.lam[5] = sa.lam;
+    out.prm.servo_comp = sa.at / (h * h);
+    let gerr = wrap_adj(serr, sa.err);
+    out.prm.goal = gerr;
+    let an = hinge_angle_adj(s1_2, s2_2, k, -gerr, sa.n);
+    out.prm.axis_p = an.axis_p;
+    out.prm.ref_p = an.ref_p;
+    out.prm.ref_c = an.ref_c;
+    gs1_2 = side_adj_add(side_adj_add(p.s1, sa.s1), SideAdj(vec3<f32>(0.0), an.q1, 0.0, vec3<f32>(0.0)));
+    gs2_2 = side_adj_add(side_adj_add(p.s2, sa.s2), SideAdj(vec3<f32>(0.0), an.q2, 0.0, vec3<f32>(0.0)));
+  }
   // 2. limits: apply, then angular with err = clamp(phi, lo, hi) - phi about the axis a
-  let p = apply_pair_adj(s1_1, s2_1, limit, pa.s1, pa.s2, g);
+  let p = apply_pair_adj(s1_1, s2_1, limit, gs1_2, gs2_2, g);
   let la = angular_adj(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0, p.c, glam[1]);
   out.lam[1] = la.lam;
   let below = phi < k.lo;
@@ -90,9 +126,9 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   out.prm.hi = select(0.0, la.err, above && !below);
   let gphi = select(0.0, -la.err, below || above);   // inside the range the target is phi itself: err = 0
   let an = hinge_angle_adj(s1_1, s2_1, k, gphi, la.n);
-  out.prm.axis_p = an.axis_p;
-  out.prm.ref_p = an.ref_p;
-  out.prm.ref_c = an.ref_c;
+  out.prm.axis_p = out.prm.axis_p + an.axis_p;
+  out.prm.ref_p = out.prm.ref_p + an.ref_p;
+  out.prm.ref_c = out.prm.ref_c + an.ref_c;
   let gs1_1 = side_adj_add(side_adj_add(p.s1, la.s1), SideAdj(vec3<f32>(0.0), an.q1, 0.0, vec3<f32>(0.0)));
   let gs2_1 = side_adj_add(side_adj_add(p.s2, la.s2), SideAdj(vec3<f32>(0.0), an.q2, 0.0, vec3<f32>(0.0)));
   // 1. align: apply, then angular_align about n = (a2 x a1) / |a2 x a1| by theta = |a2 x a1|

@@ -39,7 +39,7 @@ fn joint_damping_adj(h: f32) {
     let impulse = select(0.0, nd.len * m, nd.on);
     let p = nd.dir * impulse;
     // reverse: the Correction's gradient to the impulse p and the sides
-    let g = joint_corr_adj(j);
+    let g = joint_corr_grad(j);
     var g1 = side_adj_zero();
     var g2 = side_adj_zero();
     var gp: vec3<f32>;

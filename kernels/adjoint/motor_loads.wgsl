@@ -2,7 +2,7 @@
 // axis) clip(ctrl) gear; the child gets (load sl, load (1 - sl)), the parent (-f, -t - (x2 - x1) x f), f = load sl
 // (sl = 1 for a slide joint). Reads adj_f, adj_t (integrate_adj's) and the substep's start state.
 
-fn body_adj3(a: ptr<private, array<vec3<f32>, NBODY_ARR>>, b: i32) -> vec3<f32> {
+fn body_grad3(a: ptr<private, array<vec3<f32>, NBODY_ARR>>, b: i32) -> vec3<f32> {
   if (b < 0) { return vec3<f32>(0.0); }
   return (*a)[u32(b)];
 }
@@ -19,9 +19,10 @@ fn motor_loads_adj() {
     let u = act_ctrl(i32(a));
     let gear = p1(OFF_ACT_GEAR + a);
     let sl = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
-    let gtp = body_adj3(&adj_t, p);
+    let gtp = body_grad3(&adj_t, p);
     let cr = cross_adj(s2.x - s1.x, axis * (u * gear * sl), -gtp);
-    let gload = (body_adj3(&adj_f, c) - body_adj3(&adj_f, p) + cr.b) * sl + (body_adj3(&adj_t, c) - gtp) * (1.0 - sl);
+    let gload = (body_grad3(&adj_f, c) - body_grad3(&adj_f, p) + cr.b) * sl
+                + (body_grad3(&adj_t, c) - gtp) * (1.0 - sl);
     let gk = dot(gload, axis);
     let ro = rotate_adj(s1.q, jv(OFF_JNT_AXIS_PARENT, j), gload * (u * gear));
     gather_side_adj(p, SideAdj(-cr.a, ro.q, 0.0, vec3<f32>(0.0)));

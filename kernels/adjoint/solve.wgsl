@@ -14,20 +14,20 @@ fn solve_adj(h: f32, lam0: u32) {   // restore_iteration put the snapshot back; 
     adj_cx[b] = (adj_x[b] + adj_d[b]) * scale;
     adj_cth[b] = (adj_th[b] + ar.v) * scale;
   }
-  for (var k = 0u; k < NJOINT; k++) { joint_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
+  for (var k = 0u; k < NJOINT; k++) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
 }
 
 fn tlam3(o: u32) -> vec3<f32> { return vec3<f32>(tape[o], tape[o + 1u], tape[o + 2u]); }
 fn glam3(l: u32) -> vec3<f32> { return vec3<f32>(adj_lam[l], adj_lam[l + 1u], adj_lam[l + 2u]); }
 fn set_glam3(l: u32, g: vec3<f32>) { adj_lam[l] = g.x; adj_lam[l + 1u] = g.y; adj_lam[l + 2u] = g.z; }
 
-// joint j's adjoint (the dispatch of kernels/solve.wgsl joint_corrections): from its Correction's gradient and its
+// joint_correction's adjoint: from joint j's Correction's gradient and its
 // multipliers' after the iteration, the gradients of its sides, its parameters and its multipliers before; t: where
 // the multipliers before are on the tape
-fn joint_adj(j: u32, h: f32, t: u32) {
+fn joint_correction_adj(j: u32, h: f32, t: u32) {
   let s1 = split_side(JNT_PARENT[j]);
   let s2 = split_side(JNT_CHILD[j]);
-  let g = joint_corr_adj(j);
+  let g = joint_corr_grad(j);
   let l = LAMW * j;
   let ty = JNT_TYPE[j];
   let comp = OFF_JNT_COMPLIANCE + j;
@@ -40,9 +40,12 @@ fn joint_adj(j: u32, h: f32, t: u32) {
     gjv(OFF_JNT_ANCHOR_PARENT, j, pa.r1); gjv(OFF_JNT_ANCHOR_CHILD, j, pa.r2); gp1(comp, pa.at / (h * h));
     set_glam3(l, pa.lam);
   } else if (ty == HINGE) {
+    let a = JNT_POS_SERVO[j];
+    let kp = select(1.0, act_p(OFF_ACT_KP, a), a >= 0);
     let k = HingeParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_AXIS_CHILD, j), jv(OFF_JNT_REF_PARENT, j),
                         jv(OFF_JNT_REF_CHILD, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
-                        p1(comp), p1(OFF_JNT_LIMITED + j), p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u));
+                        p1(comp), p1(OFF_JNT_LIMITED + j), p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u),
+                        select(0.0, select(1.0, 2.0, a >= 0), POS_SERVOS), act_ctrl(a), 1.0 / kp);
     var lm: array<f32, 6>;
     var gl: array<f32, 6>;
     for (var i = 0u; i < 6u; i++) { lm[i] = tape[t + i]; gl[i] = adj_lam[l + i]; }
@@ -54,6 +57,10 @@ fn joint_adj(j: u32, h: f32, t: u32) {
     gp1(comp, ha.prm.compliance);
     gp1(OFF_JNT_RANGE + 2u * j, ha.prm.lo); gp1(OFF_JNT_RANGE + 2u * j + 1u, ha.prm.hi);
     for (var i = 0u; i < 6u; i++) { adj_lam[l + i] = ha.lam[i]; }
+    if (a >= 0) {   // the servo's target clip(ctrl) and compliance 1 / kp
+      act_ctrl_adj(a, ha.prm.goal);
+      gp1(OFF_ACT_KP + u32(a), -ha.prm.servo_comp / (kp * kp));
+    }
   } else if (ty == FIXED) {
     let fa = fixed_adj(s1, s2, p4q(OFF_JNT_RELQUAT + 4u * j), jv(OFF_JNT_ANCHOR_PARENT, j),
                        jv(OFF_JNT_ANCHOR_CHILD, j), p1(comp), vec4<f32>(tape[t], tlam3(t + 1u)), h, g,

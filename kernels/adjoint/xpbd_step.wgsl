@@ -58,7 +58,7 @@ fn act_ctrl_adj(a: i32, g: f32) {
 
 // a Side's gradient into the body's (split_side: im and ii carry the body's joint count n; gather_side: the world
 // reads constants)
-fn side_adj(b: i32, g: SideAdj, n: f32) {
+fn add_side_grad(b: i32, g: SideAdj, n: f32) {
   if (b < 0) { return; }
   let u = u32(b);
   adj_x[u] = adj_x[u] + g.x;
@@ -66,16 +66,16 @@ fn side_adj(b: i32, g: SideAdj, n: f32) {
   gp1(OFF_BODY_INV_MASS + u, g.im * n);
   gp3(OFF_BODY_INV_INERTIA + 3u * u, g.ii * n);
 }
-fn split_side_adj(b: i32, g: SideAdj) { if (b >= 0) { side_adj(b, g, max(COUNTS[u32(b)], 1.0)); } }
-fn gather_side_adj(b: i32, g: SideAdj) { side_adj(b, g, 1.0); }
+fn split_side_adj(b: i32, g: SideAdj) { if (b >= 0) { add_side_grad(b, g, max(COUNTS[u32(b)], 1.0)); } }
+fn gather_side_adj(b: i32, g: SideAdj) { add_side_grad(b, g, 1.0); }
 // the gradient of a joint's Correction: its sides' summed-correction gradients (the world's: zero)
-fn body_corr_adj(b: i32) -> array<vec3<f32>, 2> {
+fn body_corr_grad(b: i32) -> array<vec3<f32>, 2> {
   if (b < 0) { return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0)); }
   return array<vec3<f32>, 2>(adj_cx[u32(b)], adj_cth[u32(b)]);
 }
-fn joint_corr_adj(j: u32) -> Correction {
-  let g1 = body_corr_adj(JNT_PARENT[j]);
-  let g2 = body_corr_adj(JNT_CHILD[j]);
+fn joint_corr_grad(j: u32) -> Correction {
+  let g1 = body_corr_grad(JNT_PARENT[j]);
+  let g2 = body_corr_grad(JNT_CHILD[j]);
   return Correction(g1[0], g1[1], g2[0], g2[1]);
 }
 

@@ -1,0 +1,112 @@
+"""Gradient throughput beside forward throughput, in one run (issue 17, DESIGN sec. 8): for each scene x batch,
+(a) the WGSL kernel's forward alone (Simulator.rollout, every step in one launch), (b) a gradient through it
+(engine.grad.rollout_grad on the WEBGPU device: the checkpointed forward, one launch per step, then the backward
+kernel once per step), and (c) the backward kernel alone per step with its tape in either mode (replay each substep,
+or store every substep's iterations: kernels/program.py tape_layout), with the tape's bytes per env.
+
+  python bench/bench_grad.py                         # pendulum x4096, chain x64, stack10 x64 (this machine: lavapipe)
+  python bench/bench_grad.py --only chain:64 --steps 20
+
+env-steps/s = batch x steps / wall seconds after a warm-up run, median of 3; ratio = gradient wall / forward wall
+(the issue's target: at most 3). Each run checks physics and gradient in the same run: the final state's joint
+anchors stay within 1 mm, and the gradient is finite and non-zero. Scenes the backward kernel does not cover yet are
+recorded with the reason. Results go to bench/results_grad.json.
+"""
+from __future__ import annotations
+import argparse
+import importlib.metadata
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+import numpy as np
+from tinygrad import Device, Tensor
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import engine.wgsl as wgsl  # noqa: E402
+from engine.grad import rollout_grad  # noqa: E402
+from engine.npquat import quat_rotate  # noqa: E402
+from engine.scene import load_scene  # noqa: E402
+from engine.simulator import Simulator  # noqa: E402
+from kernels.program import Unsupported, check_backward, tape_layout  # noqa: E402
+from oracle.packed import pack_state  # noqa: E402
+
+ITEMS = (("pendulum", 4096), ("chain", 64), ("stack10", 64))
+
+
+def anchor_error(model, state) -> float:
+  """Largest distance [m] between a joint's two anchor points in world (the joints' physical check)."""
+  x, q = state.body_pos.numpy().astype(np.float64), state.body_quat.numpy().astype(np.float64)
+  a_p, a_c = model.jnt_anchor_parent.numpy(), model.jnt_anchor_child.numpy()
+  worst = 0.0
+  for j, (p, c) in enumerate(zip(model.jnt_parent, model.jnt_child)):
+    if model.jnt_type[j] not in ("ball", "hinge", "fixed"): continue
+    wp = a_p[j] if p < 0 else x[:, p] + quat_rotate(q[:, p], a_p[j])
+    worst = max(worst, float(np.abs(np.linalg.norm(wp - (x[:, c] + quat_rotate(q[:, c], a_c[j])), axis=-1)).max()))
+  return worst
+
+
+def timed(fn) -> float:
+  fn()   # warm-up: compiles
+  Device["WEBGPU"].synchronize()
+  walls = []
+  for _ in range(3):
+    t0 = time.perf_counter()
+    fn()
+    Device["WEBGPU"].synchronize()
+    walls.append(time.perf_counter() - t0)
+  return statistics.median(walls)
+
+
+def run(name: str, batch: int, steps: int) -> dict:
+  model = load_scene(ROOT / "scenes" / f"{name}.json", device="WEBGPU")
+  out = {"scene": name, "batch": batch, "steps": steps}
+  try:
+    check_backward(model)
+  except Unsupported as e:
+    return {**out, "unsupported": str(e)}
+  sim = Simulator(model, batch, backend="wgsl", steps_per_call=steps, tier_up=0)
+  start = sim.reset(seed=1, noise=0.3)
+  box = {}
+  def forward(): box["end"] = sim.rollout(start, steps)
+  def gradient():
+    box["grad"] = rollout_grad(model, start, steps, lambda s: s.body_pos[:, -1].sum())[1]
+  fwd, grad = timed(forward), timed(gradient)
+  g = pack_state(box["grad"]).numpy()
+  err = anchor_error(model, box["end"])
+  out.update(forward_env_steps_s=batch * steps / fwd, gradient_env_steps_s=batch * steps / grad, ratio=grad / fwd,
+             anchor_error_m=err, gradient_finite=bool(np.isfinite(g).all()), gradient_nonzero=bool(np.abs(g).any()),
+             check_passed=bool(err < 1e-3 and np.isfinite(g).all() and np.abs(g).any()))
+  p = pack_state(start).contiguous().realize()
+  u = Tensor.ones(batch, model.nbody, 13, device="WEBGPU").contiguous().realize()
+  for store in (False, True):
+    wall = timed(lambda: Tensor.realize(*wgsl.step_vjp(model, p, None, u, store=store)))
+    tape = tape_layout(model, sim.stepper.damping, store)["TAPE"]
+    out[f"backward_{'store' if store else 'replay'}"] = {"env_steps_s": batch / wall, "tape_bytes_per_env": 4 * tape}
+  return out
+
+
+def main(argv=None) -> int:
+  p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  p.add_argument("--only", nargs="*", help="scene:batch items (default: pendulum:4096 chain:64 stack10:64)")
+  p.add_argument("--steps", type=int, default=50, help="env-steps per timed run")
+  p.add_argument("--out", default=str(ROOT / "bench" / "results_grad.json"))
+  args = p.parse_args(argv)
+  items = [(s.split(":")[0], int(s.split(":")[1])) for s in args.only] if args.only else list(ITEMS)
+  wgsl.require_webgpu()
+  meta = {"python": platform.python_version(), "tinygrad": importlib.metadata.version("tinygrad"),
+          "numpy": importlib.metadata.version("numpy"), "machine": platform.machine(), "adapter": wgsl.adapter(),
+          "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+  results = []
+  for name, batch in items:
+    results.append(run(name, batch, args.steps))
+    print(json.dumps(results[-1]))
+    Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,124 @@
+"""The WGSL backward kernel (issue 17) beyond per-scene parity (tests/test_parity_grad.py): long horizons, a
+dot-product test against the forward kernel's finite differences, NaN isolation between envs, and clear errors."""
+from __future__ import annotations
+import time
+import numpy as np
+import pytest
+from tinygrad import Tensor, dtypes
+import engine
+import engine.wgsl as wgsl
+from engine.grad import KernelRolloutGrad, RolloutGrad, rollout_grad
+from kernels.program import Unsupported
+from oracle.packed import pack_state, unpack_state
+from tests.golden import PHYSICS, golden
+from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
+from tests.test_parity_grad import FLOOR_FACTOR, TOL, rel
+
+pytestmark = pytest.mark.xdist_group("parity_grad")
+
+
+def kicked(model, batch: int = 1) -> np.ndarray:
+  return pack_state(engine.Simulator(model, batch=batch).reset(seed=1, noise=0.5)).numpy().astype(np.float32)
+
+
+def oracle_vjp(scene: str, p: np.ndarray, u: np.ndarray, dtype) -> np.ndarray:
+  """The oracle's d <u, step(p)> / d p for one env-step (RolloutGrad), in `dtype`."""
+  model = engine.load_scene(SCENES / f"{scene}.json", dtype=dtype, device="CPU")
+  rg = RolloutGrad(model)
+  time0 = Tensor.zeros(p.shape[0], device="CPU").cast(dtype)
+  _, cps = rg.forward(unpack_state(Tensor(p, device="CPU").cast(dtype), time0), 1)
+  return rg.backward(cps, Tensor(u, device="CPU").cast(dtype))[0].numpy().astype(np.float64)
+
+
+def test_grad_chain_1000_steps():
+  """The chain's 1,000-step gradient (4.2 s, 20,000 substeps) through the kernel: finite, and each end's step
+  adjoint equal to the oracle's. A 10-link chain swinging for 4 s is chaotic, so a float32 trajectory leaves the
+  float64 one and the two whole-horizon gradients are incomparable; what is compared is the backward kernel's VJP
+  at the first step (from the kicked start) and at the last (from the state the float64 oracle reaches after 999
+  steps), against the oracle's float64 VJP there, judged as tests/test_parity_grad.py judges (TOL, or FLOOR_FACTOR
+  times the float32 oracle's own error). The wall time is printed (measured 2026-11-24: see docs/wgsl.md)."""
+  steps = 1000
+  model = engine.load_scene(SCENES / "chain.json", device="WEBGPU")
+  p0 = kicked(model)
+  t0 = time.perf_counter()
+  loss, adj, _ = rollout_grad(model, unpack_state(Tensor(p0, device="WEBGPU"), Tensor.zeros(1, device="WEBGPU")),
+                              steps, lambda s: (s.body_pos[:, -1] * Tensor([0.3, -0.2, 1.0], device="WEBGPU")).sum())
+  g = pack_state(adj).numpy()
+  print(f"chain x1, {steps} steps: loss {loss.item():.4f}, gradient in {time.perf_counter() - t0:.1f} s")
+  assert np.isfinite(g).all() and np.abs(g).max() > 0
+  u = np.random.default_rng(3).normal(size=p0.shape).astype(np.float32)
+
+  def late_state():
+    m64 = engine.load_scene(SCENES / "chain.json", dtype=dtypes.float64, device="CPU")
+    sim = engine.Simulator(m64, batch=1)
+    s = sim.rollout(unpack_state(Tensor(p0, device="CPU").cast(dtypes.float64), Tensor.zeros(1, device="CPU")
+                                 .cast(dtypes.float64)), steps - 1)
+    return {"p": pack_state(s).numpy().astype(np.float32)}
+  p_last = golden("grad_chain_state_999", dict(scene="chain", steps=steps - 1, seed=1, noise=0.5), late_state,
+                  PHYSICS)["p"]
+  for name, p in (("first", p0), ("last", p_last)):
+    ref = golden(f"grad_chain_vjp_{name}", dict(scene="chain", p=p.tobytes().hex()[:64], u=3),
+                 lambda: {d: oracle_vjp("chain", p, u, t)
+                          for d, t in (("f64", dtypes.float64), ("f32", dtypes.float32))},
+                 PHYSICS)
+    got = wgsl.step_vjp(model, Tensor(p, device="WEBGPU"), None, Tensor(u, device="WEBGPU"))[0].numpy()
+    err, floor = rel(got.astype(np.float64), ref["f64"]), rel(ref["f32"], ref["f64"])
+    print(f"chain step VJP at the {name} step: kernel {err:.2e}, float32 oracle {floor:.2e}")
+    assert err <= max(TOL, FLOOR_FACTOR * floor), (name, err, floor)
+
+
+def test_grad_stack10_500_steps():
+  """Issue 17 asks for a 500-step stack10 gradient; the backward kernel has no contact adjoints yet."""
+  model = engine.load_scene(SCENES / "stack10.json", device="WEBGPU")
+  with pytest.raises(Unsupported, match="contacts"):
+    KernelRolloutGrad(model)
+  pytest.xfail("the contact stages' adjoints are not written yet (issue 17)")
+
+
+def test_grad_dot_product_finite_difference():
+  """<u, J d> by central differences of the forward kernel against <J^T u, d> from the backward kernel, one env-step
+  of the kicked double pendulum, d over positions and velocities. In float32 the difference quotient's error is
+  C eps^2 (truncation) + R / eps (the forward's rounding, amplified by the step), so a ladder of eps has a V-shaped
+  error; measured 2026-11-24: 2.3e-2, 7.9e-3, 7.3e-4, 6.4e-3, 1.1e-2 at eps 1e-2 .. 1e-4. The test fits C at the
+  largest eps and R at the smallest, and asserts the best rung within 1.5 times the optimum C eps*^2 + R / eps* that
+  they predict (1.2e-3), and within 2e-3: a wrong adjoint misses by its own error at every rung."""
+  model = engine.load_scene(SCENES / "double_pendulum.json", device="WEBGPU")
+  p0 = kicked(model)
+  rng = np.random.default_rng(0)
+  mask = np.zeros_like(p0)
+  mask[..., 0:3], mask[..., 7:13] = 1.0, 1.0
+  d, u = rng.normal(size=p0.shape) * mask, rng.normal(size=p0.shape)
+  eps = np.array([1e-2, 3e-3, 1e-3, 3e-4, 1e-4])
+  x = np.concatenate([np.concatenate([p0 + e * d, p0 - e * d]) for e in eps]).astype(np.float32)
+  out = wgsl.step(model, Tensor(x, device="WEBGPU"), None, 1).numpy().astype(np.float64)
+  jtu = wgsl.step_vjp(model, Tensor(p0, device="WEBGPU"), None, Tensor(u.astype(np.float32), device="WEBGPU"))[0]
+  rhs = float((jtu.numpy().astype(np.float64) * d).sum())
+  lhs = np.array([(u[0] * (out[2 * k] - out[2 * k + 1])).sum() / (2 * e) for k, e in enumerate(eps)])
+  err = np.abs(lhs - rhs) / abs(rhs)
+  c, r = err[0] / eps[0] ** 2, err[-1] * eps[-1]
+  best = (r / (2 * c)) ** (1 / 3)
+  predicted = c * best ** 2 + r / best
+  print("eps", eps.tolist(), "relative error", err.tolist(), f"predicted optimum {predicted:.2e} at {best:.1e}")
+  assert err.min() <= min(1.5 * predicted, 2e-3), (err, predicted)
+
+
+def test_grad_nan_isolated_per_env():
+  """A NaN in one env's output gradient reaches that env's gradients only."""
+  model = engine.load_scene(SCENES / "double_pendulum.json", device="WEBGPU")
+  p = kicked(model, 3)
+  u = np.random.default_rng(3).normal(size=p.shape).astype(np.float32)
+  def grads(u):
+    gp, _, gprm = wgsl.step_vjp(model, Tensor(p, device="WEBGPU"), None, Tensor(u, device="WEBGPU"))
+    return gp.numpy(), gprm.numpy()
+  clean, poisoned = grads(u), grads(np.where(np.arange(3)[:, None, None] == 1, np.nan, u).astype(np.float32))
+  for a, b in zip(clean, poisoned):
+    np.testing.assert_array_equal(b[[0, 2]], a[[0, 2]])
+    assert np.isnan(b[1]).any()
+
+
+def test_grad_errors_name_what_is_missing():
+  model = engine.load_scene(SCENES / "pendulum.json", device="WEBGPU")
+  with pytest.raises(ValueError, match="'body_pos0'.*not a parameter the WGSL kernel differentiates"):
+    KernelRolloutGrad(model, wrt=("body_pos0",))
+  with pytest.raises(Unsupported, match="drop: the WGSL backward kernel does not differentiate contacts"):
+    rollout_grad(engine.load_scene(SCENES / "drop.json", device="WEBGPU"), None, 1, None)

@@ -1,0 +1,134 @@
+"""Gradient parity (issue 17): the WGSL backward kernel (kernels/adjoint/, through engine.grad.rollout_grad's
+KernelRolloutGrad) against the oracle's autograd (engine.grad.RolloutGrad), on every scene in scenes/ and every task
+scene, from the same kicked state, the same controls (some outside their range, so that the clip's branches show)
+and the same output gradient u: the gradients of <u, final packed state> with respect to the initial state, the
+per-step controls and each PARAMS field, after 1 env-step and after 10.
+
+The judge is the oracle in float64 (a golden file per scene and horizon, `make golden`). The kernel runs in float32,
+and some of these gradients are ill-conditioned in float32 whatever computes them: a rigid joint's compliance
+gradient is the constraint error divided by h^2, and the error after one substep (1e-8 m on the pendulum) is below
+float32's resolution of a position (2e-7 m at 2 m). So, as in tests/test_parity_adjoint.py, each field's relative error
+norm-wise, |g_kernel - g_64| / |g_64|, must be within TOL (the issue's 1e-4) or within FLOOR_FACTOR of the float32
+oracle's own error on the same inputs (also a golden file), whichever is larger. `pytest -s` prints every field's
+two errors.
+
+One gradient is left out where it is noise in float32: d / d jnt_compliance in a scene whose joints are all rigid
+(compliance 0). There alpha~ = alpha / h^2, so that gradient is the multipliers' response to the constraint error
+left after each prediction, divided by h^2; that error (v^2 h^2 / L ~ 1e-8 m on the kicked pendulum) is below
+float32's resolution of a position near 2 m (2.4e-7 m), so float32 computes rounding noise there, and cancellation
+over steps amplifies it: measured 2026-11-24 against float64, the float32 oracle is off by 1.0e3 % on pendulum x10
+and the kernel by 4.0e3 %, on pendulum_swingup x10 by 0.5 % and 24 %. Where joints are compliant (compliant_hang) it
+is checked like every other field.
+
+Besides, pendulum_servo: the swing-up pendulum driven by a position servo (no shipped scene has one). Scenes the
+backward kernel does not cover yet (contacts: kernels.program.check_backward) must fail with its Unsupported error,
+and are reported as xfail.
+"""
+from __future__ import annotations
+import inspect
+import json
+import numpy as np
+import pytest
+from tinygrad import Tensor, dtypes
+import engine
+from engine.grad import KernelRolloutGrad, RolloutGrad
+from kernels.program import PARAMS, Unsupported, check_backward
+from oracle.packed import unpack_state
+from tests.golden import PHYSICS, golden
+from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
+
+TASKS = SCENES.parent / "engine" / "tasks" / "scenes"
+ALL = {p.stem: p for p in [*sorted(SCENES.glob("*.json")), *sorted(TASKS.glob("*.json"))]}
+# no shipped scene has a position servo: the swing-up pendulum driven by one (kp, kv) instead of its motor
+SERVO = {**json.loads((TASKS / "pendulum_swingup.json").read_text()), "name": "pendulum_servo",
+         "actuators": [dict(name="servo", joint="hinge", type="position", kp=20.0, kv=1.0, ctrlrange=[-2.0, 2.0])]}
+ALL["pendulum_servo"] = SERVO
+B = 2
+TOL = 1e-4
+FLOOR_FACTOR = 8.0
+HORIZONS = (1, 10)
+WRT = tuple(n for n in PARAMS if n.startswith(("body_", "jnt_", "act_", "gravity")) and n != "act_ctrlrange")
+
+
+
+def inputs(model, steps: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+  """Float32-exact inputs: the packed state kicked by 0.5 m/s and rad/s (seed 1), per-step controls uniform over 1.2
+  times each actuator's range (seed 2), and the output gradient u ~ N(0, 1) (seed 3)."""
+  from oracle.packed import pack_state
+  p0 = pack_state(engine.Simulator(model, batch=B).reset(seed=1, noise=0.5)).numpy().astype(np.float32)
+  ctrl = None
+  if model.nact:
+    rng = model.act_ctrlrange.numpy().reshape(-1, 2)
+    mid, half = rng.mean(1), 0.6 * (rng[:, 1] - rng[:, 0])
+    ctrl = (mid + np.random.default_rng(2).uniform(-1, 1, (steps, B, model.nact)) * half).astype(np.float32)
+  u = np.random.default_rng(3).normal(size=p0.shape).astype(np.float32)
+  return p0, ctrl, u
+
+
+def gradients(rg, model, steps: int, dtype, device: str) -> dict[str, np.ndarray]:
+  """d <u, final packed> / d (initial packed, ctrl per step, each WRT field with elements) through rg."""
+  p0, ctrl, u = inputs(model, steps)
+  state = unpack_state(Tensor(p0, device=device).cast(dtype), Tensor.zeros(B, device=device).cast(dtype))
+  seq = None if ctrl is None else [Tensor(c, device=device).cast(dtype) for c in ctrl]
+  _, checkpoints = rg.forward(state, steps, seq)
+  adj, params = rg.backward(checkpoints, Tensor(u, device=device).cast(dtype))
+  out = {"state": adj.numpy(), **{k: v.numpy() for k, v in params.items()}}
+  return {k: v.astype(np.float64) for k, v in out.items()}
+
+
+def wrt_of(model) -> tuple[str, ...]:
+  return tuple(n for n in WRT if getattr(model, n).numel() > 0)
+
+
+def oracle(name: str, steps: int, dtype) -> dict[str, np.ndarray]:
+  """The oracle's gradients in `dtype` for both horizons, from one RolloutGrad (its capture dominates the cost)."""
+  def compute():
+    model = engine.load_scene(ALL[name], dtype=dtype, device="CPU")
+    rg = RolloutGrad(model, wrt_of(model))
+    return {f"{n}/{k}": v for n in HORIZONS for k, v in gradients(rg, model, n, dtype, "CPU").items()}
+  code = inspect.getsource(inputs) + inspect.getsource(gradients)
+  scene = ALL[name] if isinstance(ALL[name], dict) else name
+  out = golden(f"grad_parity_{name}_{dtype.name}", dict(scene=scene, horizons=HORIZONS, batch=B, wrt=WRT, code=code),
+               compute, PHYSICS)
+  return {k.split("/", 1)[1]: v for k, v in out.items() if k.startswith(f"{steps}/")}
+
+
+_KERNEL: dict = {}
+
+
+def kernel(name: str):
+  """One KernelRolloutGrad per scene (its two JITs compile once for both horizons)."""
+  if name not in _KERNEL:
+    model = engine.load_scene(ALL[name], device="WEBGPU")
+    _KERNEL[name] = (model, KernelRolloutGrad(model, wrt_of(model)))
+  return _KERNEL[name]
+
+
+def rel(a: np.ndarray, b: np.ndarray) -> float:
+  nb = np.linalg.norm(b)
+  return float(np.linalg.norm(a - b) / nb) if nb > 0 else float(np.linalg.norm(a))
+
+
+# one xdist group per scene: its two horizons share the kernel's compile and the oracle's golden file
+@pytest.mark.parametrize("steps", HORIZONS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"grad_{n}")) for n in sorted(ALL)])
+def test_parity_grad(name: str, steps: int):
+  try:
+    check_backward(engine.load_scene(ALL[name]))
+  except Unsupported as e:
+    with pytest.raises(Unsupported, match="does not differentiate"):   # and the front door says so too
+      engine.Simulator(engine.load_scene(ALL[name], device="WEBGPU"), B, backend="wgsl", differentiable=True)
+    pytest.xfail(str(e))
+  model, rg = kernel(name)
+  got = gradients(rg, model, steps, dtypes.float32, "WEBGPU")
+  want, f32 = oracle(name, steps, dtypes.float64), oracle(name, steps, dtypes.float32)
+  assert set(got) == set(want), (sorted(got), sorted(want))
+  bad = []
+  rigid = not model.jnt_compliance.numpy().any()
+  for k in sorted(want):
+    assert np.isfinite(got[k]).all(), k
+    err, floor = rel(got[k], want[k]), rel(f32[k], want[k])
+    print(f"{name} x{steps} {k}: kernel {err:.2e}, float32 oracle {floor:.2e}, |g| {np.linalg.norm(want[k]):.3g}")
+    if k == "jnt_compliance" and rigid: continue   # below float32's resolution: see the module's docstring
+    if err > max(TOL, FLOOR_FACTOR * floor): bad.append((k, err, floor))
+  assert not bad, bad
