@@ -56,13 +56,14 @@ def test_grad_chain_1000_steps():
     return {"p": pack_state(s).numpy().astype(np.float32)}
   p_last = golden("grad_chain_state_999", dict(scene="chain", steps=steps - 1, seed=1, noise=0.5), late_state,
                   PHYSICS)["p"]
-  for name, p in (("first", p0), ("last", p_last)):
-    ref = golden(f"grad_chain_vjp_{name}", dict(scene="chain", p=p.tobytes().hex()[:64], u=3),
-                 lambda: {d: oracle_vjp("chain", p, u, t)
-                          for d, t in (("f64", dtypes.float64), ("f32", dtypes.float32))},
-                 PHYSICS)
-    got = wgsl.step_vjp(model, Tensor(p, device="WEBGPU"), None, Tensor(u, device="WEBGPU"))[0].numpy()
-    err, floor = rel(got.astype(np.float64), ref["f64"]), rel(ref["f32"], ref["f64"])
+  ends = np.concatenate([p0, p_last])   # the two ends as a batch of two envs: one oracle capture per precision
+  u2 = np.concatenate([u, u])
+  ref = golden("grad_chain_vjp_ends", dict(scene="chain", p=ends.tobytes().hex(), u=3),
+               lambda: {d: oracle_vjp("chain", ends, u2, t)
+                        for d, t in (("f64", dtypes.float64), ("f32", dtypes.float32))}, PHYSICS)
+  got = wgsl.step_vjp(model, Tensor(ends, device="WEBGPU"), None, Tensor(u2, device="WEBGPU"))[0].numpy()
+  for k, name in enumerate(("first", "last")):
+    err, floor = rel(got[k].astype(np.float64), ref["f64"][k]), rel(ref["f32"][k], ref["f64"][k])
     print(f"chain step VJP at the {name} step: kernel {err:.2e}, float32 oracle {floor:.2e}")
     assert err <= max(TOL, FLOOR_FACTOR * floor), (name, err, floor)
 
