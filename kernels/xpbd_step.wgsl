@@ -93,6 +93,17 @@ fn substep(h: f32) {
   if (DAMPING) { tape_damping(); joint_damping(h); barrier(); }
 }
 
+// the env's packed state from inp at `base` into the working state (each body on its lane)
+fn load_state(base: u32) {
+  for (var b = lane; b < NBODY; b += LANES) {
+    let o = base + PACKED_WIDTH * b;
+    bx[b] = in3(o + PACKED_POS);
+    bq[b] = Quat(inp[o + PACKED_QUAT], in3(o + PACKED_QUAT + 1u));
+    bv[b] = in3(o + PACKED_VEL);
+    bw[b] = in3(o + PACKED_ANGVEL);
+  }
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
              @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -102,13 +113,7 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_i
   env_in(e);   // sets sb and mb
   cb = e * NCTRL;
   let base = e * NBODY * PACKED_WIDTH;
-  for (var b = lane; b < NBODY; b += LANES) {
-    let o = base + PACKED_WIDTH * b;
-    bx[b] = in3(o + PACKED_POS);
-    bq[b] = Quat(inp[o + PACKED_QUAT], in3(o + PACKED_QUAT + 1u));
-    bv[b] = in3(o + PACKED_VEL);
-    bw[b] = in3(o + PACKED_ANGVEL);
-  }
+  load_state(base);
   barrier();
   var dropped = 0u;   // candidate pairs beyond their block's capacity, summed over the launch's steps (lane 0)
   for (var k = 0u; k < NSTEPS; k++) {

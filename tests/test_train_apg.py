@@ -3,6 +3,7 @@ short training run that measurably improves the deterministic return, weights th
 
 Everything runs in float64 with B = 2 envs and W = 2-step windows: one shape, so the Jacobian JIT (the expensive
 capture, ~750 kernels) is scheduled once for the module and the training run reuses tinygrad's caches."""
+import contextlib
 import json
 
 import numpy as np
@@ -42,17 +43,24 @@ def test_train_apg_agent_must_match(apg):
     train_apg("reacher", B, 1, window=5, dtype=F64, agent=apg)
 
 
+@contextlib.contextmanager
+def saturating_window(apg):
+  """A 2-step window of the agent with a larger last layer (seed 1), restored afterwards: O(1) actions, so the
+  dynamics matter and one control saturates (clipped: no gradient). Yields (packed, task, window)."""
+  last = apg.policy.actor[-1]
+  saved = last.weight.numpy().copy()
+  last.weight.assign(Tensor(np.random.default_rng(1).standard_normal(saved.shape) * 0.3, dtype=F64)).realize()
+  try:
+    packed, task, _ = apg.reset(apg.keys(3))
+    yield packed, task, apg.rollout(packed, task)
+  finally:
+    last.weight.assign(Tensor(saved, dtype=F64)).realize()
+
+
 def test_grad_apg_window(apg):
   """d loss / d weight of the APG chain rule (substep Jacobians, reward VJP, policy VJP through the clip) against
   (loss(w + eps) - loss(w - eps)) / 2 eps on the same 2-step window. Measured: relative errors 2e-10 to 5e-9."""
-  rs = np.random.default_rng(1)
-  last = apg.policy.actor[-1]
-  saved = last.weight.numpy().copy()
-  # a larger last layer: O(1) actions, so the dynamics matter and one control saturates (clipped: no gradient)
-  last.weight.assign(Tensor(rs.standard_normal(saved.shape) * 0.3, dtype=F64)).realize()
-  try:
-    packed, task, _ = apg.reset(apg.keys(3))
-    win = apg.rollout(packed, task)
+  with saturating_window(apg) as (packed, task, win):
     assert (np.abs(win["ctrl"]) == 1.0).any() and (np.abs(win["ctrl"]) < 0.9).any()
     loss, grads, _ = apg.gradient(win)
     assert loss == pytest.approx(-win["reward"].sum() / B)
@@ -76,8 +84,6 @@ def test_grad_apg_window(apg):
     for (k, idx), fd in zip(entries, reference("grad_apg_window", inputs, compute)["fd"]):
       assert abs(grads[k][idx] - fd) <= 1e-6 * abs(fd) + 1e-10, (k, idx, grads[k][idx], fd)
       assert abs(fd) > 1e-4   # the entries chosen carry signal
-  finally:
-    last.weight.assign(Tensor(saved, dtype=F64)).realize()
 
 
 def test_train_apg_improves(trained):
@@ -115,17 +121,9 @@ def test_grad_apg_window_kernel(apg):
   VJP per step, engine.wgsl.step_vjp) instead of float64 substep Jacobians, within the issue's 1e-4. Measured
   2026-11-24: 3.7e-7 relative, norm-wise over the actor's weights (the rewards' and the policy's VJPs stay float64;
   only the step's VJP is float32)."""
-  rs = np.random.default_rng(1)
-  last = apg.policy.actor[-1]
-  saved = last.weight.numpy().copy()
-  last.weight.assign(Tensor(rs.standard_normal(saved.shape) * 0.3, dtype=F64)).realize()
-  try:
-    packed, task, _ = apg.reset(apg.keys(3))
-    win = apg.rollout(packed, task)
+  with saturating_window(apg) as (_, _, win):
     ref = np.concatenate([g.numpy().ravel() for g in apg.gradient(win)[1]])
     got = np.concatenate([g.numpy().ravel() for g in apg.gradient(win, backend="wgsl")[1]])
-    err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
-    print(f"APG window gradient, kernel vs float64 Jacobians: {err:.2e}")
-    assert err <= 1e-4, err
-  finally:
-    last.weight.assign(Tensor(saved, dtype=F64)).realize()
+  err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
+  print(f"APG window gradient, kernel vs float64 Jacobians: {err:.2e}")
+  assert err <= 1e-4, err

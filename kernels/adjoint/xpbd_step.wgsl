@@ -148,13 +148,7 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
   cb = e * NCTRL;
   tb = e * TAPE;
   let base = e * NBODY * PACKED_WIDTH;
-  for (var b = 0u; b < NBODY; b++) {
-    let o = base + PACKED_WIDTH * b;
-    bx[b] = in3(o + PACKED_POS);
-    bq[b] = Quat(inp[o + PACKED_QUAT], in3(o + PACKED_QUAT + 1u));
-    bv[b] = in3(o + PACKED_VEL);
-    bw[b] = in3(o + PACKED_ANGVEL);
-  }
+  load_state(base);
   for (var s = 0u; s < SUBSTEPS; s++) { tape_s = s; tape_velocities(t_substep(s)); substep(H); }
   for (var b = 0u; b < NBODY; b++) {
     let o = base + PACKED_WIDTH * b;
