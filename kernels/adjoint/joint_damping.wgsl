@@ -16,27 +16,9 @@ fn joint_damping_adj(h: f32) {
     let chi = JNT_CHILD[j];
     let s1 = split_side(par);
     let s2 = split_side(chi);
-    // the forward, replayed
-    var coef = p1(OFF_JNT_DAMPING + j);
-    var goal = 0.0;
-    let axis_p = jv(OFF_JNT_AXIS_PARENT, j);
-    let a = rotate(s1.q, axis_p);
-    if (t == HINGE) {
-      coef = coef + act_p(OFF_ACT_KV, JNT_POS_SERVO[j]) + act_p(OFF_ACT_KV, JNT_VEL_SERVO[j]);
-      goal = act_ctrl(JNT_VEL_SERVO[j]);
-    }
-    var dv: vec3<f32>;   // the relative velocity whose part is damped: linear (slide) or angular
-    if (t == SLIDE) { dv = body_vel(chi) - body_vel(par); } else { dv = body_angvel(chi) - body_angvel(par); }
-    var rel = dv;
-    var along = dot(dv, a) - goal;   // hinge: rel = a (dv.a - goal); slide: goal = 0
-    if (t == SLIDE || t == HINGE) { rel = a * along; }
-    let nd = norm_dir(rel, 1e-12);
-    var wgen: f32;
-    if (t == SLIDE) { wgen = s1.im + s2.im; }
-    else { wgen = inv_inertia_along(s1, nd.dir) + inv_inertia_along(s2, nd.dir); }
-    let cap = 1.0 / (wgen + 1e-30);
-    let m = min(coef * h, cap);
-    let impulse = select(0.0, nd.len * m, nd.on);
+    let d = damping_impulse(j, s1, s2, h);   // the forward's, replayed
+    let nd = d.nd;
+    let impulse = d.impulse;
     let p = nd.dir * impulse;
     // reverse: the Correction's gradient to the impulse p and the sides
     let g = joint_corr_grad(j);
@@ -58,8 +40,9 @@ fn joint_damping_adj(h: f32) {
     let gimp = select(0.0, dot(gp, nd.dir), nd.on);
     let gm = gimp * nd.len;
     // min(coef h, cap) as tinygrad differentiates it (a tie splits the gradient)
-    let gcoef = gm * h * select(select(0.0, 0.5, coef * h == cap), 1.0, coef * h < cap);
-    let gw = -gm * select(select(0.0, 0.5, coef * h == cap), 1.0, cap < coef * h) * cap * cap;
+    let ch = d.coef * h;
+    let gcoef = gm * h * select(select(0.0, 0.5, ch == d.cap), 1.0, ch < d.cap);
+    let gw = -gm * select(select(0.0, 0.5, ch == d.cap), 1.0, d.cap < ch) * d.cap * d.cap;
     if (t == SLIDE) { g1.im = g1.im + gw; g2.im = g2.im + gw; }
     else {
       let i1 = inv_inertia_along_adj(s1, nd.dir, gw);
@@ -68,13 +51,13 @@ fn joint_damping_adj(h: f32) {
       g2 = side_adj_add(g2, i2.s);
       gdir = gdir + i1.v + i2.v;
     }
-    let grel = norm_dir_adj(rel, 1e-12, gimp * m, gdir);
+    let grel = norm_dir_adj(d.rel, 1e-12, gimp * d.m, gdir);
     var gdv = grel;
     var ga = vec3<f32>(0.0);
     if (t == SLIDE || t == HINGE) {
-      let galong = dot(grel, a);
-      ga = grel * along + dv * galong;
-      gdv = a * galong;
+      let galong = dot(grel, d.a);
+      ga = grel * d.along + d.dv * galong;
+      gdv = d.a * galong;
       if (t == HINGE) { act_ctrl_adj(JNT_VEL_SERVO[j], -galong); }
     }
     if (t == SLIDE) {
@@ -84,7 +67,7 @@ fn joint_damping_adj(h: f32) {
       if (chi >= 0) { adj_w[u32(chi)] = adj_w[u32(chi)] + gdv; }
       if (par >= 0) { adj_w[u32(par)] = adj_w[u32(par)] - gdv; }
     }
-    let ro = rotate_adj(s1.q, axis_p, ga);
+    let ro = rotate_adj(s1.q, jv(OFF_JNT_AXIS_PARENT, j), ga);
     g1.q = qadd(g1.q, ro.q);
     gjv(OFF_JNT_AXIS_PARENT, j, ro.v);
     gp1(OFF_JNT_DAMPING + j, gcoef);
