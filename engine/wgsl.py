@@ -284,7 +284,7 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   if ctrl is None or model.nact == 0: ctrl = idle_ctrl(B)
   tape = tape_layout(model, damping, store)
   out, _ = launch(backward_source(model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
-                  params(model) if prm is None else prm, ctrl, tables(model)[0], _spare(),
+                  params(model) if prm is None else prm, ctrl, tables(model)[0], _step_scratch(model, B),
                   gout.reshape(B, model.nbody, 13), threads=B, scratch=(B, tape["TAPE"]),
                   workgroup=workgroup_size(1, B))
   nc = max(model.nact, 1)
@@ -341,6 +341,14 @@ def _spare() -> Tensor:
   (prepare_backward builds it outside a JIT capture)."""
   if not _SPARE: _SPARE.append(Tensor.zeros(1, device="WEBGPU").contiguous().realize())
   return _SPARE[0]
+
+
+def _step_scratch(model: Model, batch: int) -> Tensor:
+  """The backward kernel's binding of the step's scratch: its replay of the step needs the contact plan there when
+  the scratch row is too long to be private (kernels/program.py env_buffers), else the one-float spare."""
+  from kernels.program import PRIVATE_SCRATCH
+  n = tables(model)[1]["SCR"]
+  return _spare() if n <= PRIVATE_SCRATCH else Tensor.empty(batch, n, device="WEBGPU")
 
 
 def prepare_backward() -> None:

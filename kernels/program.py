@@ -48,10 +48,13 @@ SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES +
 # the backward kernel's adjoints (issue 17, in progress): `<name>_adj` per forward function, in files named as the
 # forward's; tests/test_parity_adjoint.py launches them behind a step program (adjoint_source). BACKWARD_FILES add the
 # stages' adjoints and the backward entry point (backward_source)
-ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints.wgsl", "adjoint/integrate.wgsl")
-BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint/solve.wgsl", "adjoint/recover.wgsl",
+ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints.wgsl", "adjoint/integrate.wgsl",
+                 "adjoint/collide.wgsl", "adjoint/primitives.wgsl", "adjoint/box.wgsl", "adjoint/box_box.wgsl")
+BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint/narrowphase.wgsl",
+                  "adjoint/solve.wgsl", "adjoint/recover.wgsl", "adjoint/contact_velocity.wgsl",
                   "adjoint/joint_damping.wgsl")
 BACKWARD_ENTRY = "xpbd_step_adj"
+SLOTADJ_W = 14   # a contact slot's adjoint floats on the tape (kernels/adjoint/narrowphase.wgsl SA_*)
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
 CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box)
 
@@ -303,24 +306,51 @@ def lane_functions(lanes: int) -> str:
 def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   """The backward kernel's constants (kernels/adjoint/xpbd_step.wgsl): GRAD_W, the gradient row per env (state
   NBODY x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state (13
-  per body), then from TAPE_ITER each Jacobi iteration's input (13 per body and the multipliers: TAPE_ITER_W), then
-  from TAPE_DAMP the velocity pass's input (13 per body). store: keep the iterations' and the velocity pass's inputs
-  of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays (TAPE_SUBSTEPS = 1)."""
+  per body), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13 per body, the joints' multipliers,
+  and from TAPE_CLAM within it the contact slots' lambda_n, lambda_t), then from TAPE_DAMP the damping pass's input
+  (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), and from TAPE_SLOTADJ the contact
+  slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl). store: keep the iterations' and the velocity
+  passes' inputs of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays
+  (TAPE_SUBSTEPS = 1). Store mode keeps no narrowphase rows, so it takes no contacts."""
   nb, nlam = 13 * model.nbody, max(model.njoint, 1) * max(NLAM.values())
+  nslot = contact_tables(model)[0]["NSLOT"]
+  if store and nslot: raise Unsupported(f"{model.name}: the backward kernel's store mode does not keep contacts; "
+                                        "use the replay mode (store=False)")
   keep = model.substeps if store else 1
-  it = nb + nlam
+  it = nb + nlam + 2 * nslot
   out = dict(GRAD_W=nb + max(model.nact, 1) + param_layout(model)[1], TAPE_SUBSTEPS=keep, TAPE_ITER=model.substeps * nb,
-             TAPE_ITER_W=it)
+             TAPE_ITER_W=it, TAPE_CLAM=nb + nlam, SLOTADJ_W=SLOTADJ_W)
   out["TAPE_DAMP"] = out["TAPE_ITER"] + keep * model.iterations * it
-  out["TAPE"] = out["TAPE_DAMP"] + (keep * nb if damping else 0)
+  out["TAPE_CVEL"] = out["TAPE_DAMP"] + (keep * nb if damping else 0)
+  out["TAPE_SLOTADJ"] = out["TAPE_CVEL"] + (keep * nb if nslot else 0)
+  out["TAPE"] = out["TAPE_SLOTADJ"] + SLOTADJ_W * nslot
   return out
+
+
+def pair_adjoints() -> dict[tuple[str, str], str]:
+  """The pair kinds of oracle/collide NARROWPHASE whose pair function has its `<name>_adj` in kernels/adjoint/."""
+  text = "".join(_read(f) for f in ADJOINT_FILES)
+  return {k: fn.__name__ for k, (fn, _) in NARROWPHASE.items() if re.search(rf"\bfn {fn.__name__}_adj\(", text)}
+
+
+def pair_contacts_adj() -> str:
+  """The dispatch over pair kinds for the narrowphase's adjoint, as collide_header's pair_contacts (a kind without
+  an adjoint returns zero gradients; check_backward keeps such scenes out)."""
+  adj = pair_adjoints()
+  cases = "\n".join(f"    case {k}u: {{ return {fn.__name__}_adj(a, b); }}" for k, (key, (fn, _))
+                    in enumerate(NARROWPHASE.items()) if key in adj)
+  return "\n".join(["fn pair_contacts_adj(kind: u32, a: Geom, b: Geom) -> GeomPairAdj {", "  switch kind {", cases,
+                    "    default: {}", "  }", "  return GeomPairAdj(geom_adj_zero(), geom_adj_zero());", "}"]) + "\n"
 
 
 def check_backward(model: Model) -> None:
   """An Unsupported error naming what the backward kernel cannot differentiate yet."""
   check_supported(model)
   why = []
-  if contact_tables(model)[0]["NSLOT"]: why.append("contacts (the contact stages' adjoints)")
+  adj = pair_adjoints()
+  missing = sorted({f"{blk.type_a}-{blk.type_b}" for blk in contacts.plan_blocks(model)
+                    if blk.pairs and (blk.type_a, blk.type_b) not in adj})
+  if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
@@ -356,7 +386,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
             *(f"const {k} = {v}u;" for k, v in contact_tables(model)[0].items())]
   # the forward's tape hooks (kernels/xpbd_step.wgsl substep) record nothing; the backward's record (tape_layout)
-  hooks = ("fn tape_iteration(it: u32) {}\nfn tape_damping() {}\n" if tape is None else
+  hooks = ("fn tape_iteration(it: u32) {}\nfn tape_damping() {}\nfn tape_contact_velocity() {}\n" if tape is None else
            "".join(f"const {k}: u32 = {v}u;\n" for k, v in tape.items()))
   return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes) + env_buffers(model, lanes) + hooks
 
@@ -385,7 +415,7 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   body = re.sub(r"^var<env>", "var<private>", kernel_body(), flags=re.M)
   tape = tape_layout(model, damping, store)
   return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) + body
-          + "\n".join(_read(f) for f in ADJOINT_FILES + BACKWARD_FILES))
+          + "\n".join(_read(f) for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj())
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:

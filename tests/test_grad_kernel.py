@@ -8,7 +8,6 @@ from tinygrad import Tensor, dtypes
 import engine
 import engine.wgsl as wgsl
 from engine.grad import KernelRolloutGrad, RolloutGrad, rollout_grad
-from kernels.program import Unsupported
 from oracle.packed import pack_state, unpack_state
 from tests.golden import PHYSICS, golden
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
@@ -30,50 +29,53 @@ def oracle_vjp(scene: str, p: np.ndarray, u: np.ndarray, dtype) -> np.ndarray:
   return rg.backward(cps, Tensor(u, device="CPU").cast(dtype))[0].numpy().astype(np.float64)
 
 
-def test_grad_chain_1000_steps():
-  """The chain's 1,000-step gradient (4.2 s, 20,000 substeps) through the kernel: finite, and each end's step
-  adjoint equal to the oracle's. A 10-link chain swinging for 4 s is chaotic, so a float32 trajectory leaves the
-  float64 one and the two whole-horizon gradients are incomparable; what is compared is the backward kernel's VJP
-  at the first step (from the kicked start) and at the last (from the state the float64 oracle reaches after 999
-  steps), against the oracle's float64 VJP there, judged as tests/test_parity_grad.py judges (TOL, or FLOOR_FACTOR
-  times the float32 oracle's own error). The wall time is printed (measured 2026-11-24: see docs/wgsl.md)."""
-  steps = 1000
-  model = engine.load_scene(SCENES / "chain.json", device="WEBGPU")
+def long_horizon(scene: str, steps: int) -> None:
+  """The scene's `steps`-step gradient from the kicked start through the kernel (rollout_grad: KernelRolloutGrad),
+  of the last body's weighted position: finite, and each end's step adjoint equal to the oracle's. Over seconds a
+  chain's swing or a falling stack is chaotic, so a float32 trajectory leaves the float64 one and the two
+  whole-horizon gradients are incomparable; what is compared is the backward kernel's VJP at the first step (from
+  the kicked start) and at the last (from the state the float64 oracle reaches after steps - 1), against the
+  oracle's float64 VJP there, judged as tests/test_parity_grad.py judges (TOL, or FLOOR_FACTOR times the float32
+  oracle's own error). The wall time is printed (docs/wgsl.md records it)."""
+  model = engine.load_scene(SCENES / f"{scene}.json", device="WEBGPU")
   p0 = kicked(model)
   t0 = time.perf_counter()
   loss, adj, _ = rollout_grad(model, unpack_state(Tensor(p0, device="WEBGPU"), Tensor.zeros(1, device="WEBGPU")),
                               steps, lambda s: (s.body_pos[:, -1] * Tensor([0.3, -0.2, 1.0], device="WEBGPU")).sum())
   g = pack_state(adj).numpy()
-  print(f"chain x1, {steps} steps: loss {loss.item():.4f}, gradient in {time.perf_counter() - t0:.1f} s")
+  print(f"{scene} x1, {steps} steps: loss {loss.item():.4f}, gradient in {time.perf_counter() - t0:.1f} s")
   assert np.isfinite(g).all() and np.abs(g).max() > 0
   u = np.random.default_rng(3).normal(size=p0.shape).astype(np.float32)
 
   def late_state():
-    m64 = engine.load_scene(SCENES / "chain.json", dtype=dtypes.float64, device="CPU")
+    m64 = engine.load_scene(SCENES / f"{scene}.json", dtype=dtypes.float64, device="CPU")
     sim = engine.Simulator(m64, batch=1)
     s = sim.rollout(unpack_state(Tensor(p0, device="CPU").cast(dtypes.float64), Tensor.zeros(1, device="CPU")
                                  .cast(dtypes.float64)), steps - 1)
     return {"p": pack_state(s).numpy().astype(np.float32)}
-  p_last = golden("grad_chain_state_999", dict(scene="chain", steps=steps - 1, seed=1, noise=0.5), late_state,
-                  PHYSICS)["p"]
+  p_last = golden(f"grad_{scene}_state_{steps - 1}", dict(scene=scene, steps=steps - 1, seed=1, noise=0.5),
+                  late_state, PHYSICS)["p"]
   ends = np.concatenate([p0, p_last])   # the two ends as a batch of two envs: one oracle capture per precision
   u2 = np.concatenate([u, u])
-  ref = golden("grad_chain_vjp_ends", dict(scene="chain", p=ends.tobytes().hex(), u=3),
-               lambda: {d: oracle_vjp("chain", ends, u2, t)
+  ref = golden(f"grad_{scene}_vjp_ends", dict(scene=scene, p=ends.tobytes().hex(), u=3),
+               lambda: {d: oracle_vjp(scene, ends, u2, t)
                         for d, t in (("f64", dtypes.float64), ("f32", dtypes.float32))}, PHYSICS)
   got = wgsl.step_vjp(model, Tensor(ends, device="WEBGPU"), None, Tensor(u2, device="WEBGPU"))[0].numpy()
   for k, name in enumerate(("first", "last")):
     err, floor = rel(got[k].astype(np.float64), ref["f64"][k]), rel(ref["f32"][k], ref["f64"][k])
-    print(f"chain step VJP at the {name} step: kernel {err:.2e}, float32 oracle {floor:.2e}")
+    print(f"{scene} step VJP at the {name} step: kernel {err:.2e}, float32 oracle {floor:.2e}")
     assert err <= max(TOL, FLOOR_FACTOR * floor), (name, err, floor)
 
 
+def test_grad_chain_1000_steps():
+  """The chain's 1,000-step gradient (4.2 s, 20,000 substeps; measured 2026-11-24: see docs/wgsl.md)."""
+  long_horizon("chain", 1000)
+
+
 def test_grad_stack10_500_steps():
-  """Issue 17 asks for a 500-step stack10 gradient; the backward kernel has no contact adjoints yet."""
-  model = engine.load_scene(SCENES / "stack10.json", device="WEBGPU")
-  with pytest.raises(Unsupported, match="contacts"):
-    KernelRolloutGrad(model)
-  pytest.xfail("the contact stages' adjoints are not written yet (issue 17)")
+  """The ten-box stack's 500-step gradient (2.1 s, 2,500 substeps), kicked so that it topples: every contact stage
+  (box-box and box-plane narrowphase, normal and friction solve, restitution) on the path."""
+  long_horizon("stack10", 500)
 
 
 def test_grad_dot_product_finite_difference():
@@ -121,5 +123,3 @@ def test_grad_errors_name_what_is_missing():
   model = engine.load_scene(SCENES / "pendulum.json", device="WEBGPU")
   with pytest.raises(ValueError, match="'body_pos0'.*not a parameter the WGSL kernel differentiates"):
     KernelRolloutGrad(model, wrt=("body_pos0",))
-  with pytest.raises(Unsupported, match="drop: the WGSL backward kernel does not differentiate contacts"):
-    rollout_grad(engine.load_scene(SCENES / "drop.json", device="WEBGPU"), None, 1, None)

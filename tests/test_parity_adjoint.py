@@ -24,6 +24,7 @@ from kernels.program import adjoint_source
 from oracle import xpbd
 from oracle.constraints import ball, distance, fixed, hinge, slide
 from oracle.integrate import integrate
+from oracle.collide import Contact, Geom
 from oracle.math3 import V3, Quat
 from tests.golden import golden
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
@@ -36,7 +37,9 @@ H = 0.01            # [s] a coarse substep, so that integrate's second-order ter
 
 # value kinds: floats per case; a Side is x 3, q 4, im 1, ii 3; a Correction dx1, dth1, dx2, dth2; a flag is 0 or 1
 # l4, l6: a fixed joint's four multipliers (a vec4), a hinge's six (an array)
-WIDTH = {"s": 1, "b": 1, "v": 3, "q": 4, "side": 11, "corr": 12, "l4": 4, "l6": 6}
+# geom: pos 3, rot 4, size 3 (a Geom, its gradient a GeomAdj); contact: pa 3, pb 3, n 3 (an output only: its
+# gradient is read as a ContactAdj)
+WIDTH = {"s": 1, "b": 1, "v": 3, "q": 4, "side": 11, "corr": 12, "l4": 4, "l6": 6, "geom": 10, "contact": 9}
 HELPERS = """
 fn rd3(o: u32) -> vec3<f32> { return vec3<f32>(inp[o], inp[o + 1u], inp[o + 2u]); }
 fn rdq(o: u32) -> Quat { return Quat(inp[o], rd3(o + 1u)); }
@@ -49,19 +52,23 @@ fn rd6(o: u32) -> array<f32, 6> {
   return array<f32, 6>(inp[o], inp[o + 1u], inp[o + 2u], inp[o + 3u], inp[o + 4u], inp[o + 5u]);
 }
 fn wr6(o: u32, a: array<f32, 6>) { for (var k = 0u; k < 6u; k++) { outp[o + k] = a[k]; } }
+fn rdgeom(o: u32) -> Geom { return Geom(rd3(o), rdq(o + 3u), rd3(o + 7u)); }
+fn rdcontact(o: u32) -> ContactAdj { return ContactAdj(rd3(o), rd3(o + 3u), rd3(o + 6u)); }
+fn wrgeom(o: u32, g: GeomAdj) { wr3(o, g.pos); wrq(o + 3u, g.rot); wr3(o + 7u, g.size); }
 fn as_adj(s: Side) -> SideAdj { return SideAdj(s.x, s.q, s.im, s.ii); }   // a Side-shaped gradient
 """
 
 
 def read(kind: str, o: int) -> str:
   return {"s": f"inp[i + {o}u]", "b": f"(inp[i + {o}u] > 0.5)", "v": f"rd3(i + {o}u)", "q": f"rdq(i + {o}u)",
-          "side": f"rdside(i + {o}u)", "corr": f"rdcorr(i + {o}u)", "l6": f"rd6(i + {o}u)",
+          "side": f"rdside(i + {o}u)", "geom": f"rdgeom(i + {o}u)",
+          "contact": f"rdcontact(i + {o}u)", "corr": f"rdcorr(i + {o}u)", "l6": f"rd6(i + {o}u)",
           "l4": f"vec4<f32>(inp[i + {o}u], rd3(i + {o + 1}u))"}[kind]
 
 
 def write(kind: str, o: int, expr: str) -> str:
   return {"s": f"outp[o + {o}u] = {expr};", "v": f"wr3(o + {o}u, {expr});", "q": f"wrq(o + {o}u, {expr});",
-          "side": f"wrside(o + {o}u, {expr});", "l6": f"wr6(o + {o}u, {expr});",
+          "side": f"wrside(o + {o}u, {expr});", "geom": f"wrgeom(o + {o}u, {expr});", "l6": f"wr6(o + {o}u, {expr});",
           "l4": f"outp[o + {o}u] = {expr}.x; wr3(o + {o + 1}u, {expr}.yzw);"}[kind]
 
 
@@ -70,6 +77,7 @@ def wrap(kind: str, t: Tensor):
   if kind in ("s", "b"): return t[:, 0] > 0.5 if kind == "b" else t[:, 0]
   if kind == "v": return V3.of(t)
   if kind == "q": return Quat.of(t)
+  if kind == "geom": return Geom(V3.of(t[:, 0:3]), Quat.of(t[:, 3:7]), V3.of(t[:, 7:10]))
   if kind in ("l4", "l6"): return tuple(t[:, k] for k in range(t.shape[1]))
   return xpbd.Side(V3.of(t[:, 0:3]), Quat.of(t[:, 3:7]), t[:, 7], V3.of(t[:, 8:11]))
 
@@ -80,6 +88,7 @@ def flat(v) -> Tensor:
   elif isinstance(v, Quat): t = Tensor.stack(v.w, v.x, v.y, v.z, dim=-1)
   elif isinstance(v, xpbd.Correction): t = Tensor.cat(*(flat(f) for f in (v.dx1, v.dth1, v.dx2, v.dth2)), dim=-1)
   elif isinstance(v, xpbd.Side): t = Tensor.cat(flat(v.x), flat(v.q), flat(v.im), flat(v.ii), dim=-1)
+  elif isinstance(v, Contact): t = Tensor.cat(flat(v.pa), flat(v.pb), flat(v.n), dim=-1)
   elif isinstance(v, tuple): t = Tensor.stack(*(x.reshape(x.shape[0]) for x in v), dim=-1)
   else: t = v
   return t.reshape(t.shape[0], -1)
@@ -98,16 +107,20 @@ class Case:
   """One adjoint's test. ins: the forward's inputs (name, kind), in the WGSL adjoint's argument order; outs: its
   outputs (name, kind) whose gradients the adjoint takes after them; call: the WGSL adjoint call, with {name} for an
   input and {g_name} for an output's gradient; grads: (input name, kind, WGSL field of the call's result) written
-  back; oracle(**inputs) -> the outputs' values, in outs' order; draw(rng) -> {input: (N, width) float64}."""
+  back; oracle(**inputs) -> the outputs' values, in outs' order; draw(rng) -> {input: (N, width) float64}; wgsl:
+  extra WGSL functions the call needs (a wrapper that sets a private array, say)."""
   ins: list[tuple[str, str]]
   outs: list[tuple[str, str]]
   call: str
   grads: list[tuple[str, str, str]]
   oracle: Callable
   draw: Callable
+  wgsl: str = ""
 
 
-def run_case(name: str, case: Case, seed: int = 0) -> None:
+def run_case(name: str, case: Case, seed: int = 0, source_hash: str = SOURCE_HASH) -> None:
+  """Launch case's adjoint and judge it per input (the module's docstring). source_hash: the test file's, for the
+  golden key (another test module that builds Cases passes its own)."""
   rng = np.random.default_rng(seed)
   x = {k: v.astype(np.float32).astype(np.float64) for k, v in case.draw(rng).items()}
   g = {k: rng.normal(size=(N, WIDTH[kind])) for k, kind in case.outs}
@@ -118,7 +131,7 @@ def run_case(name: str, case: Case, seed: int = 0) -> None:
   body = f"  let a = {case.call.format(**names)};\n" + "\n".join(   # field "": the result itself
     f"  {write(kind, int(o), 'a.' + field if field else 'a')}" for (_, kind, field), o in zip(case.grads, woffs))
   width = int(woffs[-1])
-  src = adjoint_source(load_scene(SCENES / "pendulum.json", device="WEBGPU")) + HELPERS + f"""
+  src = adjoint_source(load_scene(SCENES / "pendulum.json", device="WEBGPU")) + HELPERS + case.wgsl + f"""
 @compute @workgroup_size(64)
 fn adjoint_parity(@builtin(global_invocation_id) gid: vec3<u32>) {{
   if (gid.x >= {N}u) {{ return; }}
@@ -138,7 +151,7 @@ fn adjoint_parity(@builtin(global_invocation_id) gid: vec3<u32>) {{
     return {k: d.numpy().astype(np.float64) for k, d in zip(wanted, loss.gradient(*(t[k] for k in wanted)))}
   # the float64 reference from tests/golden/ (its autograd compile took up to 120 s: the fixed joint's two 3x3
   # solves), keyed by this file's source as well as the oracle's, which tests/golden.py fingerprints
-  ref64 = golden(f"adjoint_{name}", {"seed": seed, "n": N, "test": SOURCE_HASH}, lambda: reference(dtypes.float64))
+  ref64 = golden(f"adjoint_{name}", {"seed": seed, "n": N, "test": source_hash}, lambda: reference(dtypes.float64))
   def rel(a, b): return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)
   errs = {k: rel(got[k], want) for k, want in ref64.items()}
   # the float32 oracle's rounding floor, computed only when needed (its autograd compile is half the test's time)

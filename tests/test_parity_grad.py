@@ -37,7 +37,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 import engine
 from engine.grad import KernelRolloutGrad, RolloutGrad
-from kernels.program import PARAMS, Unsupported, check_backward
+from kernels.program import PARAMS, Unsupported, check_backward, contact_tables
 from oracle.packed import unpack_state
 from tests.golden import PHYSICS, golden
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
@@ -53,6 +53,7 @@ TOL = 1e-4
 FLOOR_FACTOR = 8.0
 HORIZONS = (1, 10)
 WRT = tuple(n for n in PARAMS if n.startswith(("body_", "jnt_", "act_", "gravity")) and n != "act_ctrlrange")
+GEOM_WRT = ("geom_friction", "geom_restitution", "geom_size")   # where the scene has contacts
 
 
 
@@ -81,8 +82,16 @@ def gradients(rg, model, steps: int, dtype, device: str) -> dict[str, np.ndarray
   return {k: v.astype(np.float64) for k, v in out.items()}
 
 
+def has_contacts(model) -> bool:
+  return contact_tables(model)[0]["NSLOT"] > 0
+
+
+def wrt_names(model) -> tuple[str, ...]:
+  return WRT + GEOM_WRT if has_contacts(model) else WRT
+
+
 def wrt_of(model) -> tuple[str, ...]:
-  return tuple(n for n in WRT if getattr(model, n).numel() > 0)
+  return tuple(n for n in wrt_names(model) if getattr(model, n).numel() > 0)
 
 
 def oracle(name: str, steps: int, dtype) -> dict[str, np.ndarray]:
@@ -93,7 +102,8 @@ def oracle(name: str, steps: int, dtype) -> dict[str, np.ndarray]:
     return {f"{n}/{k}": v for n in HORIZONS for k, v in gradients(rg, model, n, dtype, "CPU").items()}
   code = inspect.getsource(inputs) + inspect.getsource(gradients)
   scene = ALL[name] if isinstance(ALL[name], dict) else name
-  out = golden(f"grad_parity_{name}_{dtype.name}", dict(scene=scene, horizons=HORIZONS, batch=B, wrt=WRT, code=code),
+  wrt = wrt_names(engine.load_scene(ALL[name]))
+  out = golden(f"grad_parity_{name}_{dtype.name}", dict(scene=scene, horizons=HORIZONS, batch=B, wrt=wrt, code=code),
                compute, PHYSICS)
   return {k.split("/", 1)[1]: v for k, v in out.items() if k.startswith(f"{steps}/")}
 

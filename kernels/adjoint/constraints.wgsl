@@ -284,3 +284,86 @@ fn slide_adj(s1_0: Side, s2_0: Side, k: SlideParams, lam: vec3<f32>, h: f32, g: 
   out.lam = vec3<f32>(lo.lam, na.lam, la.lam);
   return out;
 }
+
+// ---------------------------------------------------------------- constraints/contact.py
+
+// push: the correction is impulse_adj's for the impulse -p (p = n P, P = err / (w + 1e-30) where on). g and gmag:
+// the gradients of the Correction and of P; the result's r1, r2 are oa's and ob's, n n's, err err's
+fn push_adj(s1: Side, s2: Side, oa: vec3<f32>, ob: vec3<f32>, n: vec3<f32>, err: f32, on: bool, g: Correction,
+            gmag: f32) -> CorrAdj {
+  let w = inv_mass_at(s1, oa, n) + inv_mass_at(s2, ob, n);
+  let mag = select(0.0, err / (w + 1e-30), on);
+  let ia = impulse_adj(s1, s2, oa, ob, n * mag, false,
+                       Correction(-g.dx1, -g.dth1, -g.dx2, -g.dth2));
+  let gerr = select(0.0, dot(ia.p, n) + gmag, on) / (w + 1e-30);
+  let m1 = inv_mass_at_adj(s1, oa, n, -gerr * mag);
+  let m2 = inv_mass_at_adj(s2, ob, n, -gerr * mag);
+  return CorrAdj(side_adj_add(ia.s1, m1.s), side_adj_add(ia.s2, m2.s), ia.r1 + m1.r, ia.r2 + m2.r,
+                 ia.p * mag + m1.n + m2.n, gerr, 0.0, 0.0);
+}
+
+// contact slot i's adjoint (kernels/constraints.wgsl contact, replayed from the restored snapshot): from the
+// gradients of its Correction (its bodies' summed corrections') and of its multipliers after (the slot's adjoint
+// on the tape, kernels/adjoint/narrowphase.wgsl), the gradients of its sides, its bodies' D and TH and its row's
+// n, ra and rb. lam0: where the iteration's contact multipliers before are on the tape. The discrete choices (on,
+// stick) are replayed; lambda' = lambda + P for both multipliers, so their gradients pass through unchanged (the
+// friction coefficient enters only the stick test: no gradient here)
+fn contact_adj(i: u32, lam0: u32) {
+  let s1 = slot_side(i, 0u);
+  let s2 = slot_side(i, 1u);
+  let ba = slot_body(i, 0u);
+  let bb = slot_body(i, 1u);
+  let n = lv3(sl(i) + SLOT_NORMAL);
+  let dep = depth(i, s1, s2);
+  let oa = dep.oa;
+  let ob = dep.ob;
+  let d = dep.d;
+  let valid = scr[sl(i) + SLOT_VALID] > 0.0;
+  var err = d;
+  var on = valid && d > 0.0;
+  let e = exp(-(abs(d) * CONTACT_BETA));
+  if (CONTACT_BETA > 0.0) { err = max(d, 0.0) + log(e + 1.0) / CONTACT_BETA; on = valid; }
+  if (!on) { return; }   // a zero correction, the multipliers unchanged
+  let lam_n = tape[lam0 + 2u * i] + push(s1, s2, oa, ob, n, err, on).mag;
+  let disp_a = body_disp(ba) + cross(body_rot(ba), oa);
+  let disp_b = body_disp(bb) + cross(body_rot(bb), ob);
+  let dp = disp_a - disp_b;
+  let dpt = dp - n * dot(dp, n);
+  let slip = norm_dir(dpt, EPS);
+  let wt = inv_mass_at(s1, oa, slip.dir) + inv_mass_at(s2, ob, slip.dir);
+  let stick = slip.on && ((tape[lam0 + 2u * i + 1u] + slip.len / (wt + 1e-30)) < scr[sl(i) + SLOT_FRICTION] * lam_n);
+  let g1 = body_corr_grad(ba);
+  let g2 = body_corr_grad(bb);
+  let g = Correction(g1[0], g1[1], g2[0], g2[1]);
+  let a = slot_grads(i);
+  // static friction: push along the slip's direction by its length
+  let fr = push_adj(s1, s2, oa, ob, slip.dir, slip.len, stick, g, tape[a + SA_LAMBDA_T]);
+  let gdpt = norm_dir_adj(dpt, EPS, fr.err, fr.n);
+  let gs = -dot(n, gdpt);                      // dpt = dp - n s, s = dp.n
+  let gdp = gdpt + n * gs;
+  var gn = gdpt * -dot(dp, n) + dp * gs;
+  var goa = fr.r1 + cross(gdp, body_rot(ba));  // dp = (D_a + TH_a x oa) - (D_b + TH_b x ob)
+  var gob = fr.r2 - cross(gdp, body_rot(bb));
+  if (ba >= 0) { adj_d[u32(ba)] = adj_d[u32(ba)] + gdp; adj_th[u32(ba)] = adj_th[u32(ba)] + cross(oa, gdp); }
+  if (bb >= 0) { adj_d[u32(bb)] = adj_d[u32(bb)] - gdp; adj_th[u32(bb)] = adj_th[u32(bb)] - cross(ob, gdp); }
+  // the normal push, err = d (or its softplus: max(d, 0) + log(1 + exp(-|d| beta)) / beta, tinygrad's tie halves)
+  let nm = push_adj(s1, s2, oa, ob, n, err, on, g, tape[a + SA_LAMBDA_N]);
+  var gd = nm.err;
+  if (CONTACT_BETA > 0.0) { gd = nm.err * (select(select(0.0, 0.5, d == 0.0), 1.0, d > 0.0) - sign(d) * e / (e + 1.0)); }
+  gn = gn + nm.n + ((s1.x + oa) - (s2.x + ob)) * gd;   // d = ((x1 + oa) - (x2 + ob)).n
+  goa = goa + nm.r1 + n * gd;
+  gob = gob + nm.r2 - n * gd;
+  var a1 = side_adj_add(fr.s1, nm.s1);
+  var a2 = side_adj_add(fr.s2, nm.s2);
+  a1.x = a1.x + n * gd;
+  a2.x = a2.x - n * gd;
+  let r1 = rotate_adj(s1.q, lv3(sl(i) + SLOT_RA), goa);   // oa = rotate(q_a, ra), ob = rotate(q_b, rb)
+  let r2 = rotate_adj(s2.q, lv3(sl(i) + SLOT_RB), gob);
+  a1.q = qadd(a1.q, r1.q);
+  a2.q = qadd(a2.q, r2.q);
+  gather_side_adj(ba, a1);
+  gather_side_adj(bb, a2);
+  add_slot_adj3(a + SA_NORMAL, gn);
+  add_slot_adj3(a + SA_RA, r1.v);
+  add_slot_adj3(a + SA_RB, r2.v);
+}

@@ -49,6 +49,17 @@ fn add_rotation_adj(q: Quat, dth: vec3<f32>, g: Quat) -> QuatAdj {
   return QuatAdj(qadd(gr, m.b), m.a.v);
 }
 
+// rotation_columns(q): the three columns' gradients g[0], g[1], g[2] back to q, through the formulas as written (not
+// only for a unit q)
+fn rotation_columns_adj(q: Quat, g: array<vec3<f32>, 3>) -> Quat {
+  let w = q.w; let x = q.v.x; let y = q.v.y; let z = q.v.z;
+  let a = g[0]; let b = g[1]; let c = g[2];
+  return Quat(2.0 * (z * a.y - y * a.z - z * b.x + x * b.z + y * c.x - x * c.y),
+              vec3<f32>(2.0 * (y * a.y + z * a.z + y * b.x - 2.0 * x * b.y + w * b.z + z * c.x - w * c.y - 2.0 * x * c.z),
+                        2.0 * (-2.0 * y * a.x + x * a.y - w * a.z + x * b.x + z * b.z + w * c.x + z * c.y - 2.0 * y * c.z),
+                        2.0 * (-2.0 * z * a.x + w * a.y + x * a.z - w * b.x - 2.0 * z * b.y + y * b.z + x * c.x + y * c.y)));
+}
+
 // norm_dir(v, eps) = (len, dir, on): where on, len = |v| and dir = v / |v| (the projection (I - dir dir^T) / |v|);
 // where off, len is the constant 0 and dir = v / 1 (the oracle's double-where: no 0 * inf)
 fn norm_dir_adj(v: vec3<f32>, eps: f32, glen: f32, gdir: vec3<f32>) -> vec3<f32> {

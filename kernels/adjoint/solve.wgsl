@@ -1,20 +1,27 @@
 // Adjoint of the solve stage (kernels/solve.wgsl, oracle/solve.py): one Jacobi iteration read in reverse. The
 // forward moves each body by its averaged summed correction, x' = x + dx s, q' = add_rotation(q, dth s),
-// D' = D + dx s, TH' = TH + dth s (s = RELAXATION / the body's count); every joint's correction came from the
-// iteration's snapshot, so the body's gradient passes through unchanged and each joint adds its sides' share.
-// Joints only: kernels/program.py check_backward rejects contact slots until their adjoint exists.
+// D' = D + dx s, TH' = TH + dth s (s = RELAXATION / the body's count of joints and touching contacts, a discrete
+// choice); every joint's and contact's correction came from the iteration's snapshot, so the body's gradient passes
+// through unchanged and each constraint adds its sides' share (a contact also its D and TH's, and its slot's row's).
 
 fn solve_adj(h: f32, lam0: u32) {   // restore_iteration put the snapshot back; lam0: its multipliers on the tape
-  joint_corrections(h);   // jc (and the multipliers after, unused: the joints' adjoints read the tape's)
+  // the forward's corrections: jc, and each live contact slot's with its touching flag (the multipliers after,
+  // which they also write, are unused: the adjoints read the tape's)
+  joint_corrections(h);
+  for (var k = 0u; k < n_live_slots(); k++) { contact(live_slot(k)); }
   for (var b = 0u; b < NBODY; b++) {
     let js = body_sum(b);
-    let scale = RELAXATION / max(COUNTS[b], 1.0);
-    let ar = add_rotation_adj(bq[b], js[1] * scale, adj_q[b]);
+    var cdx = vec3<f32>(0.0);
+    var cdth = vec3<f32>(0.0);
+    let touching = contact_sum(i32(b), &cdx, &cdth, SLOT_TOUCHING);
+    let scale = RELAXATION / max(COUNTS[b] + touching, 1.0);
+    let ar = add_rotation_adj(bq[b], (js[1] + cdth) * scale, adj_q[b]);
     adj_q[b] = ar.q;
     adj_cx[b] = (adj_x[b] + adj_d[b]) * scale;
     adj_cth[b] = (adj_th[b] + ar.v) * scale;
   }
   for (var k = 0u; k < NJOINT; k++) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
+  for (var k = 0u; k < n_live_slots(); k++) { contact_adj(live_slot(k), lam0 + NLAM_ARR); }
 }
 
 fn tlam3(o: u32) -> vec3<f32> { return vec3<f32>(tape[o], tape[o + 1u], tape[o + 2u]); }

@@ -4,9 +4,9 @@
 // row (PARAMS, in the forward's buffer layout; engine/wgsl.py sums a shared row over the batch).
 //
 // How: a forward pass from the checkpoint records each substep's start state on the tape; then, substep by substep
-// from the last, substep_adj runs the stages' adjoints in reverse (joint_damping_adj, recover_adj, solve_adj per
-// Jacobi iteration, integrate_adj, motor_loads_adj), each named as its forward stage and kept in the file of that
-// name under kernels/adjoint/. An iteration's adjoint needs its input state and multipliers: with TAPE_SUBSTEPS ==
+// from the last, substep_adj runs the stages' adjoints in reverse (joint_damping_adj, contact_velocity_adj,
+// recover_adj, solve_adj per Jacobi iteration, narrowphase_adj, integrate_adj, motor_loads_adj), each named as its
+// forward stage and kept in the file of that name under kernels/adjoint/. An iteration's adjoint needs its input state and multipliers: with TAPE_SUBSTEPS ==
 // SUBSTEPS the first pass records them for every substep (memory), with TAPE_SUBSTEPS == 1 substep_adj replays the
 // substep from its start and records them again (time). kernels/program.py tape_layout chooses.
 //
@@ -98,7 +98,8 @@ fn restore_velocities(o: u32) {
     get_pose(r, k); bv[k] = t3(r + 7u); bw[k] = t3(r + 10u);
   }
 }
-// an iteration's input: the pose, D and TH, and the multipliers
+// an iteration's input: the pose, D and TH, the joints' multipliers, and from TAPE_CLAM the live contact slots'
+// (lambda_n, lambda_t) at 2 per slot
 fn t_iteration(it: u32) -> u32 { return tb + TAPE_ITER + ((tape_s % TAPE_SUBSTEPS) * ITERATIONS + it) * TAPE_ITER_W; }
 fn tape_iteration(it: u32) {
   let o = t_iteration(it);
@@ -107,6 +108,11 @@ fn tape_iteration(it: u32) {
     put_pose(r, k); put3(r + 7u, bd[k]); put3(r + 10u, bth[k]);
   }
   for (var k = 0u; k < NLAM_ARR; k++) { tape[o + 13u * NBODY + k] = lam[k]; }
+  for (var k = 0u; k < n_live_slots(); k++) {
+    let i = live_slot(k);
+    tape[o + TAPE_CLAM + 2u * i] = scr[sl(i) + SLOT_LAMBDA_N];
+    tape[o + TAPE_CLAM + 2u * i + 1u] = scr[sl(i) + SLOT_LAMBDA_T];
+  }
 }
 fn restore_iteration(it: u32) -> u32 {   // returns where the iteration's multipliers start on the tape
   let o = t_iteration(it);
@@ -115,26 +121,43 @@ fn restore_iteration(it: u32) -> u32 {   // returns where the iteration's multip
     get_pose(r, k); bd[k] = t3(r + 7u); bth[k] = t3(r + 10u);
   }
   for (var k = 0u; k < NLAM_ARR; k++) { lam[k] = tape[o + 13u * NBODY + k]; }
+  for (var k = 0u; k < n_live_slots(); k++) {
+    let i = live_slot(k);
+    scr[sl(i) + SLOT_LAMBDA_N] = tape[o + TAPE_CLAM + 2u * i];
+    scr[sl(i) + SLOT_LAMBDA_T] = tape[o + TAPE_CLAM + 2u * i + 1u];
+  }
   return o + 13u * NBODY;
 }
 fn t_damping() -> u32 { return tb + TAPE_DAMP + (tape_s % TAPE_SUBSTEPS) * 13u * NBODY; }
 fn tape_damping() { tape_velocities(t_damping()); }
+fn t_contact_velocity() -> u32 { return tb + TAPE_CVEL + (tape_s % TAPE_SUBSTEPS) * 13u * NBODY; }
+fn tape_contact_velocity() { tape_velocities(t_contact_velocity()); }
 fn t_substep(s: u32) -> u32 { return tb + 13u * NBODY * s; }
 
-// the adjoint of substep s, from the adjoint state at its end to the one at its start
+// the adjoint of substep s, from the adjoint state at its end to the one at its start. The contact slots' rows and
+// final multipliers are the replayed substep's, in scr (so contacts need the replay: tape_layout)
 fn substep_adj(s: u32, h: f32) {
   tape_s = s;
   if (TAPE_SUBSTEPS == 1u) { restore_velocities(t_substep(s)); substep(h); }   // records the iterations again
   for (var k = 0u; k < NBODY; k++) { adj_d[k] = vec3<f32>(0.0); adj_th[k] = vec3<f32>(0.0); }
   for (var k = 0u; k < NLAM_ARR; k++) { adj_lam[k] = 0.0; }   // the multipliers end with the substep
+  for (var k = 0u; k < n_live_slots(); k++) {   // the slots' rows and multipliers too
+    for (var f = 0u; f < SLOTADJ_W; f++) { tape[slot_grads(live_slot(k)) + f] = 0.0; }
+  }
   if (DAMPING) { restore_velocities(t_damping()); joint_damping_adj(h); }
+  if (NSLOT > 0u) { restore_velocities(t_contact_velocity()); contact_velocity_adj(h); }
   recover_adj(h);
   for (var it = ITERATIONS; it > 0u; it--) {
-    if (NJOINT > 0u) { solve_adj(h, restore_iteration(it - 1u)); }
+    if (NJOINT + NSLOT > 0u) { solve_adj(h, restore_iteration(it - 1u)); }
   }
   // init_lambda zeroes the multipliers: their gradient stops here
   restore_velocities(t_substep(s));
   motor_loads();   // integrate's loads
+  if (NSLOT > 0u) {   // the narrowphase read the poses and velocities integrate predicted
+    integrate(h);
+    narrowphase_adj();
+    restore_velocities(t_substep(s));
+  }
   integrate_adj(h);
   motor_loads_adj();
 }
@@ -149,6 +172,7 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
   tb = e * TAPE;
   let base = e * NBODY * PACKED_WIDTH;
   load_state(base);
+  if (NSLOT > 0u) { broadphase(); }   // the step's candidate pairs, as the forward's (kernels/xpbd_step.wgsl)
   for (var s = 0u; s < SUBSTEPS; s++) { tape_s = s; tape_velocities(t_substep(s)); substep(H); }
   for (var b = 0u; b < NBODY; b++) {
     let o = base + PACKED_WIDTH * b;
