@@ -92,38 +92,46 @@ fn _edge_contact(a: Geom, b: Geom, ua: array<vec3<f32>, 3>, ub: array<vec3<f32>,
 struct Cand { x: f32, y: f32, d: f32, v: bool }
 
 // up to 4 of the candidates by fixed scans: 1. the deepest; 2. the farthest from it (more than tol away); 3. and 4.
-// the farthest on either side of the line 1-2 (more than tol off it). Ties keep the earlier candidate
-fn _pick4(cands: ptr<function, array<Cand, 24>>, tol: f32) -> array<Cand, 4> {
+// the farthest on either side of the line 1-2 (more than tol off it). Ties keep the earlier candidate. The picks'
+// candidate indices and validities (a pick's x, y, d are its candidate's: the adjoint sends their gradients there)
+struct Picks { i: array<u32, 4>, v: array<bool, 4> }
+fn _pick4_index(cands: ptr<function, array<Cand, 24>>, tol: f32) -> Picks {
+  var i1 = 0u;
   var p1 = (*cands)[0];
   for (var m = 1u; m < 24u; m++) {
     let q = (*cands)[m];
     let take = q.v && (!p1.v || q.d > p1.d);
-    p1 = Cand(select(p1.x, q.x, take), select(p1.y, q.y, take), select(p1.d, q.d, take), p1.v || q.v);
+    if (take) { i1 = m; p1 = Cand(q.x, q.y, q.d, p1.v); }
+    p1.v = p1.v || q.v;
   }
-  var p2 = p1;
+  var i2 = i1;
   var b2 = -1.0;
   for (var m = 0u; m < 24u; m++) {
     let q = (*cands)[m];
     let dist = (q.x - p1.x) * (q.x - p1.x) + (q.y - p1.y) * (q.y - p1.y);
-    let take = q.v && dist > b2;
-    if (take) { p2 = Cand(q.x, q.y, q.d, p2.v); b2 = dist; }
+    if (q.v && dist > b2) { i2 = m; b2 = dist; }
   }
-  let ex = p2.x - p1.x;
-  let ey = p2.y - p1.y;
-  var picks: array<Cand, 4>;
-  picks[0] = p1;
-  picks[1] = Cand(p2.x, p2.y, p2.d, p1.v && b2 > tol * tol);
+  let ex = (*cands)[i2].x - p1.x;
+  let ey = (*cands)[i2].y - p1.y;
+  var out = Picks(array<u32, 4>(i1, i2, i1, i1), array<bool, 4>(p1.v, p1.v && b2 > tol * tol, false, false));
   for (var sd = 0u; sd < 2u; sd++) {  // signed area of (1, 2, p) along the reference normal: + one side, - the other
     let side = select(-1.0, 1.0, sd == 0u);
-    var p3 = p1;
     var b3 = 0.0;
     for (var m = 0u; m < 24u; m++) {
       let q = (*cands)[m];
       let area = (ex * (q.y - p1.y) - ey * (q.x - p1.x)) * side;
-      let take = q.v && area > b3;
-      if (take) { p3 = Cand(q.x, q.y, q.d, p3.v); b3 = area; }
+      if (q.v && area > b3) { out.i[2u + sd] = m; b3 = area; }
     }
-    picks[2u + sd] = Cand(p3.x, p3.y, p3.d, p1.v && b3 * b3 > tol * tol * b2);  // distance from line 1-2 > tol
+    out.v[2u + sd] = p1.v && b3 * b3 > tol * tol * b2;  // distance from line 1-2 > tol
+  }
+  return out;
+}
+fn _pick4(cands: ptr<function, array<Cand, 24>>, tol: f32) -> array<Cand, 4> {
+  let p = _pick4_index(cands, tol);
+  var picks: array<Cand, 4>;
+  for (var m = 0u; m < 4u; m++) {
+    let c = (*cands)[p.i[m]];
+    picks[m] = Cand(c.x, c.y, c.d, p.v[m]);
   }
   return picks;
 }
@@ -132,6 +140,57 @@ fn _pick4(cands: ptr<function, array<Cand, 24>>, tol: f32) -> array<Cand, 4> {
 // word in WGSL
 fn _to_ref(v: vec3<f32>, t1: vec3<f32>, t2: vec3<f32>, nr: vec3<f32>) -> vec3<f32> {
   return vec3<f32>(dot(v, t1), dot(v, t2), dot(v, nr));
+}
+
+// the 24 clipping candidates of _face_contacts from the incident face in reference coordinates (its centre cc, its
+// axes s1r, s2r, its normal nir, half extents f1, f2) and the reference face's half extents e1, e2 (the adjoint
+// replays them: kernels/adjoint/box_box.wgsl)
+fn _candidates(cc: vec3<f32>, s1r: vec3<f32>, s2r: vec3<f32>, nir: vec3<f32>, f1: f32, f2: f32, e1: f32,
+             e2: f32) -> array<Cand, 24> {
+  let e1t = e1 * (1.0 + BOX_BOX_INSIDE_TOL);
+  let e2t = e2 * (1.0 + BOX_BOX_INSIDE_TOL);
+  let g1s = array<f32, 4>(1.0, -1.0, -1.0, 1.0);
+  let g2s = array<f32, 4>(1.0, 1.0, -1.0, -1.0);
+  var cands: array<Cand, 24>;
+  var verts: array<vec3<f32>, 4>;
+  for (var m = 0u; m < 4u; m++) {
+    let p = cc + g1s[m] * f1 * s1r + g2s[m] * f2 * s2r;
+    verts[m] = p;
+    cands[m] = Cand(p.x, p.y, -p.z, (abs(p.x) <= e1t) && (abs(p.y) <= e2t));
+  }
+  let f1t = f1 * (1.0 + BOX_BOX_INSIDE_TOL);
+  let f2t = f2 * (1.0 + BOX_BOX_INSIDE_TOL);
+  for (var m = 0u; m < 4u; m++) {
+    let x = e1 * g1s[m];
+    let y = e2 * g2s[m];
+    let z = cc.z - (nir[0] * (x - cc.x) + nir[1] * (y - cc.y)) / nir[2];
+    let u1 = (x - cc.x) * s1r[0] + (y - cc.y) * s1r[1] + (z - cc.z) * s1r[2];
+    let u2 = (x - cc.x) * s2r[0] + (y - cc.y) * s2r[1] + (z - cc.z) * s2r[2];
+    cands[4u + m] = Cand(x, y, -z, (abs(u1) <= f1t) && (abs(u2) <= f2t));
+  }
+  var nk = 8u;
+  for (var m = 0u; m < 4u; m++) {
+    let p = verts[m];
+    let q = verts[(m + 1u) % 4u];
+    for (var axis = 0u; axis < 2u; axis++) {
+      let lim = select(e2, e1, axis == 0u);
+      let other_lim = select(e1t, e2t, axis == 0u);
+      let o = 1u - axis;
+      let dv = q[axis] - p[axis];
+      let ok = abs(dv) > 1e-12;
+      for (var g = 0u; g < 2u; g++) {
+        let gs = select(-1.0, 1.0, g == 0u);
+        let t = (lim * gs - p[axis]) / select(1.0, dv, ok);
+        let other = p[o] + t * (q[o] - p[o]);
+        let z = p[2] + t * (q[2] - p[2]);
+        let v = ok && (t >= 0.0) && (t <= 1.0) && (abs(other) <= other_lim);
+        if (axis == 0u) { cands[nk] = Cand(lim * gs, other, -z, v); } else { cands[nk] = Cand(other, lim * gs, -z, v); }
+        nk = nk + 1u;
+      }
+    }
+  }
+  for (var m = 0u; m < 24u; m++) { cands[m].v = cands[m].v && (cands[m].d > -BOX_BOX_MARGIN); }
+  return cands;
 }
 
 // clip the incident face against the reference face: slots 0..3 of nc
@@ -179,52 +238,7 @@ fn _face_contacts(a: Geom, b: Geom, ua: array<vec3<f32>, 3>, ub: array<vec3<f32>
   let s1r = _to_ref(s1, t1, t2, nr);
   let s2r = _to_ref(s2, t1, t2, nr);
   let nir = _to_ref(ni, t1, t2, nr);
-  let e1t = e1 * (1.0 + BOX_BOX_INSIDE_TOL);
-  let e2t = e2 * (1.0 + BOX_BOX_INSIDE_TOL);
-  let g1s = array<f32, 4>(1.0, -1.0, -1.0, 1.0);  // corners in order around the quad
-  let g2s = array<f32, 4>(1.0, 1.0, -1.0, -1.0);
-  var cands: array<Cand, 24>;
-  // incident corners, kept when inside the reference rectangle
-  var verts: array<vec3<f32>, 4>;
-  for (var m = 0u; m < 4u; m++) {
-    let p = cc + g1s[m] * f1 * s1r + g2s[m] * f2 * s2r;
-    verts[m] = p;
-    cands[m] = Cand(p.x, p.y, -p.z, (abs(p.x) <= e1t) && (abs(p.y) <= e2t));
-  }
-  // reference corners, kept when their projection along nr onto the incident plane lies inside the incident quad
-  let f1t = f1 * (1.0 + BOX_BOX_INSIDE_TOL);
-  let f2t = f2 * (1.0 + BOX_BOX_INSIDE_TOL);
-  for (var m = 0u; m < 4u; m++) {
-    let x = e1 * g1s[m];
-    let y = e2 * g2s[m];
-    let z = cc.z - (nir[0] * (x - cc.x) + nir[1] * (y - cc.y)) / nir[2];  // on the incident plane: (q - ci).ni = 0
-    let u1 = (x - cc.x) * s1r[0] + (y - cc.y) * s1r[1] + (z - cc.z) * s1r[2];
-    let u2 = (x - cc.x) * s2r[0] + (y - cc.y) * s2r[1] + (z - cc.z) * s2r[2];
-    cands[4u + m] = Cand(x, y, -z, (abs(u1) <= f1t) && (abs(u2) <= f2t));
-  }
-  // crossings of each incident edge with the 4 reference edge lines x = +-e1 (|y| <= e2) and y = +-e2 (|x| <= e1)
-  var nk = 8u;
-  for (var m = 0u; m < 4u; m++) {
-    let p = verts[m];
-    let q = verts[(m + 1u) % 4u];
-    for (var axis = 0u; axis < 2u; axis++) {
-      let lim = select(e2, e1, axis == 0u);
-      let other_lim = select(e1t, e2t, axis == 0u);
-      let o = 1u - axis;
-      let dv = q[axis] - p[axis];
-      let ok = abs(dv) > 1e-12;  // an edge parallel to the reference edge never crosses it (or lies on it)
-      for (var g = 0u; g < 2u; g++) {
-        let gs = select(-1.0, 1.0, g == 0u);
-        let t = (lim * gs - p[axis]) / select(1.0, dv, ok);
-        let other = p[o] + t * (q[o] - p[o]);
-        let z = p[2] + t * (q[2] - p[2]);
-        let v = ok && (t >= 0.0) && (t <= 1.0) && (abs(other) <= other_lim);
-        if (axis == 0u) { cands[nk] = Cand(lim * gs, other, -z, v); } else { cands[nk] = Cand(other, lim * gs, -z, v); }
-        nk = nk + 1u;
-      }
-    }
-  }
-  for (var m = 0u; m < 24u; m++) { cands[m].v = cands[m].v && (cands[m].d > -BOX_BOX_MARGIN); }
+  var cands = _candidates(cc, s1r, s2r, nir, f1, f2, e1, e2);
   let picks = _pick4(&cands, BOX_BOX_DUP_TOL * (e1 + e2));
   for (var m = 0u; m < 4u; m++) {
     let p_ref = cr + t1 * picks[m].x + t2 * picks[m].y;  // on the reference face

@@ -54,7 +54,9 @@ ONLY_KERNEL = {
                               "the joints' half of solve, which the backward kernel replays per iteration "
                               "(kernels/adjoint/solve.wgsl); the oracle solves by type"),
   "box.wgsl": dict.fromkeys(("_segment_terms", "_segment_f2"), "_segment_nearest's nested terms and f2 (no closures)"),
-  "box_box.wgsl": {"_to_ref": "_face_contacts' nested ref (no closures, and ref is a reserved word)"},
+  "box_box.wgsl": {"_to_ref": "_face_contacts' nested ref (no closures, and ref is a reserved word)",
+                   "_candidates": "_face_contacts' candidate list, a function so that its adjoint replays it",
+                   "_pick4_index": "_pick4's scans returning the picked indices, which its adjoint follows"},
 }
 
 

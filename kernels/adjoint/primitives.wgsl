@@ -1,19 +1,6 @@
 // Adjoints of kernels/primitives.wgsl's pair functions (oracle/collide/primitives.py); conventions in
 // kernels/adjoint/collide.wgsl.
 
-// tinygrad's gradients of the oracle's clamps, ties included (kernels/adjoint/box.wgsl uses them too).
-// a.maximum(b), a.minimum(b): to the larger (smaller), half to each at a tie; returns (g_a, g_b)
-fn grad_max(a: f32, b: f32, g: f32) -> vec2<f32> {
-  return g * vec2<f32>(select(select(0.0, 0.5, a == b), 1.0, a > b), select(select(0.0, 0.5, a == b), 1.0, b > a));
-}
-fn grad_min(a: f32, b: f32, g: f32) -> vec2<f32> { return grad_max(-a, -b, g); }
-// x.clip(lo, hi) is two wheres, (x < lo).where(lo, x) then (. > hi).where(hi, .): a bound takes the gradient only
-// where x is strictly beyond it (at a tie x keeps it); returns (g_x, g_lo, g_hi)
-fn grad_clip(x: f32, lo: f32, hi: f32, g: f32) -> vec3<f32> {
-  let m = select(x, lo, x < lo);
-  let gm = select(g, 0.0, m > hi);
-  return vec3<f32>(select(gm, 0.0, x < lo), select(0.0, gm, x < lo), select(0.0, g, m > hi));
-}
 // the gradient of q through rotation_columns(q)[2] alone
 fn z_axis_grad(q: Quat, g: vec3<f32>) -> Quat {
   return rotation_columns_adj(q, array<vec3<f32>, 3>(vec3<f32>(0.0), vec3<f32>(0.0), g));
