@@ -31,13 +31,15 @@ var<private> adj_t: array<vec3<f32>, NBODY_ARR>;
 var<private> adj_cx: array<vec3<f32>, NBODY_ARR>;   // of a body's summed correction (solve, joint_damping)
 var<private> adj_cth: array<vec3<f32>, NBODY_ARR>;
 var<private> adj_lam: array<f32, NLAM_ARR>;
-var<private> adj_prm: array<f32, NPARAM>;
-var<private> adj_ctrl: array<f32, NCTRL>;
+var<private> go: u32;         // this env's row of outp, where the control and parameter gradients accumulate
 var<private> tb: u32;        // this env's row of the tape
 var<private> tape_s: u32;    // the substep being recorded
 
-// --- parameter and control gradients, at the forward's offsets (p1, p3, p4q) ---
-fn gp1(off: u32, g: f32) { adj_prm[off] = adj_prm[off] + g; }
+// --- parameter and control gradients, at the forward's offsets (p1, p3, p4q), summed in the env's outp row: a
+// private array indexed by a runtime offset would lower (lavapipe) to a compare-and-select over all its NPARAM
+// elements per access, which made stack10's backward step take 13 s and its compile minutes ---
+fn gp1(off: u32, g: f32) { let o = go + NBODY * PACKED_WIDTH + NCTRL + off; outp[o] = outp[o] + g; }
+fn gctrl(u: u32, g: f32) { let o = go + NBODY * PACKED_WIDTH + u; outp[o] = outp[o] + g; }
 fn gp3(off: u32, g: vec3<f32>) { gp1(off, g.x); gp1(off + 1u, g.y); gp1(off + 2u, g.z); }
 fn gp4q(off: u32, g: Quat) { gp1(off, g.w); gp3(off + 1u, g.v); }
 fn gjv(off: u32, j: u32, g: vec3<f32>) { gp3(off + 3u * j, g); }
@@ -52,7 +54,7 @@ fn act_ctrl_adj(a: i32, g: f32) {
   let m = max(raw, lo);
   let gm = g * select(select(0.0, 0.5, m == hi), 1.0, m < hi);
   gp1(OFF_ACT_CTRLRANGE + 2u * u + 1u, g * select(select(0.0, 0.5, m == hi), 1.0, m > hi));
-  adj_ctrl[u] = adj_ctrl[u] + gm * select(select(0.0, 0.5, raw == lo), 1.0, raw > lo);
+  gctrl(u, gm * select(select(0.0, 0.5, raw == lo), 1.0, raw > lo));
   gp1(OFF_ACT_CTRLRANGE + 2u * u, gm * select(select(0.0, 0.5, raw == lo), 1.0, lo > raw));
 }
 
@@ -182,10 +184,9 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
     adj_v[b] = vec3<f32>(gout[o + PACKED_VEL], gout[o + PACKED_VEL + 1u], gout[o + PACKED_VEL + 2u]);
     adj_w[b] = vec3<f32>(gout[o + PACKED_ANGVEL], gout[o + PACKED_ANGVEL + 1u], gout[o + PACKED_ANGVEL + 2u]);
   }
-  for (var k = 0u; k < NPARAM; k++) { adj_prm[k] = 0.0; }
-  for (var k = 0u; k < NCTRL; k++) { adj_ctrl[k] = 0.0; }
+  go = e * GRAD_W;
+  for (var k = NBODY * PACKED_WIDTH; k < GRAD_W; k++) { outp[go + k] = 0.0; }
   for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }
-  let go = e * GRAD_W;
   for (var b = 0u; b < NBODY; b++) {
     let o = go + PACKED_WIDTH * b;
     out3(o + PACKED_POS, adj_x[b]);
@@ -194,6 +195,4 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
     out3(o + PACKED_VEL, adj_v[b]);
     out3(o + PACKED_ANGVEL, adj_w[b]);
   }
-  for (var k = 0u; k < NCTRL; k++) { outp[go + NBODY * PACKED_WIDTH + k] = adj_ctrl[k]; }
-  for (var k = 0u; k < NPARAM; k++) { outp[go + NBODY * PACKED_WIDTH + NCTRL + k] = adj_prm[k]; }
 }
