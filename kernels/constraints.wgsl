@@ -154,6 +154,21 @@ fn push(s1: Side, s2: Side, oa: vec3<f32>, ob: vec3<f32>, n: vec3<f32>, err: f32
                          world_inv_inertia(s2, cross(ob, p))), mag);
 }
 
+// contact slot i's depth at the snapshot (sides s1, s2), the error its normal push removes and whether it pushes:
+// touching = valid && d > 0; err = d where touching, or the softplus max(d, 0) + log(1 + exp(-|d| beta)) / beta
+// wherever valid (kernels/adjoint/constraints.wgsl contact_adj replays it)
+struct ContactErr { dep: Depth, err: f32, on: bool, touching: bool }
+fn contact_err(i: u32, s1: Side, s2: Side) -> ContactErr {
+  let dep = depth(i, s1, s2);
+  let d = dep.d;
+  let valid = scr[sl(i) + SLOT_VALID] > 0.0;
+  let touching = valid && d > 0.0;
+  if (CONTACT_BETA > 0.0) {
+    return ContactErr(dep, max(d, 0.0) + log(exp(-(abs(d) * CONTACT_BETA)) + 1.0) / CONTACT_BETA, valid, touching);
+  }
+  return ContactErr(dep, d, touching, touching);
+}
+
 // normal then static friction of contact slot i from the Jacobi snapshot (M20 sec. 3.5); the slot's multipliers
 // hold the previous iteration's (zero at a substep's first: init_lambda). Writes the slot's correction and
 // (lambda_n, lambda_t, touching), the oracle's solve_contacts row
@@ -161,15 +176,12 @@ fn contact(i: u32) {
   let s1 = slot_side(i, 0u);
   let s2 = slot_side(i, 1u);
   let n = lv3(sl(i) + SLOT_NORMAL);
-  let dep = depth(i, s1, s2);
-  let oa = dep.oa;
-  let ob = dep.ob;
-  let d = dep.d;
-  let valid = scr[sl(i) + SLOT_VALID] > 0.0;
-  let touching = valid && d > 0.0;
-  var err = d;
-  var on = touching;
-  if (CONTACT_BETA > 0.0) { err = max(d, 0.0) + log(exp(-(abs(d) * CONTACT_BETA)) + 1.0) / CONTACT_BETA; on = valid; }
+  let ce = contact_err(i, s1, s2);
+  let oa = ce.dep.oa;
+  let ob = ce.dep.ob;
+  let err = ce.err;
+  let on = ce.on;
+  let touching = ce.touching;
   if (!on) {   // a branch where the oracle masks: no push, no friction (its stick needs on), a zero correction
     set_slot_corr(i, zero_corr());
     scr[sl(i) + SLOT_TOUCHING] = 0.0;

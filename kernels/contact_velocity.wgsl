@@ -1,18 +1,31 @@
 // The contact half of the velocity pass (oracle/contact_velocity.py): dynamic friction and restitution of every
 // contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35)
+// live slot i's sides and bodies, normal, points' offsets from the centres of mass (world) and relative velocity
+// there, a to b (kernels/adjoint/contact_velocity.wgsl replays it)
+struct SlotMotion { s1: Side, s2: Side, ba: i32, bb: i32, n: vec3<f32>, oa: vec3<f32>, ob: vec3<f32>, vrel: vec3<f32> }
+fn slot_motion(i: u32) -> SlotMotion {
+  let s1 = slot_side(i, 0u);
+  let s2 = slot_side(i, 1u);
+  let ba = slot_body(i, 0u);
+  let bb = slot_body(i, 1u);
+  let oa = rotate(s1.q, lv3(sl(i) + SLOT_RA));
+  let ob = rotate(s2.q, lv3(sl(i) + SLOT_RB));
+  let vrel = (body_vel(ba) + cross(body_angvel(ba), oa)) - (body_vel(bb) + cross(body_angvel(bb), ob));
+  return SlotMotion(s1, s2, ba, bb, lv3(sl(i) + SLOT_NORMAL), oa, ob, vrel);
+}
+
 fn contact_velocity(h: f32) {
   let g = p3(OFF_GRAVITY);
   for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
     if (scr[sl(i) + SLOT_TOUCHED] <= 0.0) { set_slot_corr(i, zero_corr()); continue; }   // the oracle masks: p = 0
-    let s1 = slot_side(i, 0u);
-    let s2 = slot_side(i, 1u);
-    let ba = slot_body(i, 0u);
-    let bb = slot_body(i, 1u);
-    let n = lv3(sl(i) + SLOT_NORMAL);
-    let oa = rotate(s1.q, lv3(sl(i) + SLOT_RA));
-    let ob = rotate(s2.q, lv3(sl(i) + SLOT_RB));
-    let vrel = (body_vel(ba) + cross(body_angvel(ba), oa)) - (body_vel(bb) + cross(body_angvel(bb), ob));
+    let m = slot_motion(i);
+    let s1 = m.s1;
+    let s2 = m.s2;
+    let n = m.n;
+    let oa = m.oa;
+    let ob = m.ob;
+    let vrel = m.vrel;
     let u = dot(vrel, n);
     let st = norm_dir(vrel - n * u, 1e-9);
     let wt = inv_mass_at(s1, oa, st.dir) + inv_mass_at(s2, ob, st.dir);

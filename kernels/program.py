@@ -333,12 +333,15 @@ def pair_adjoints() -> dict[tuple[str, str], str]:
   return {k: fn.__name__ for k, (fn, _) in NARROWPHASE.items() if re.search(rf"\bfn {fn.__name__}_adj\(", text)}
 
 
-def pair_contacts_adj() -> str:
-  """The dispatch over pair kinds for the narrowphase's adjoint, as collide_header's pair_contacts (a kind without
-  an adjoint returns zero gradients; check_backward keeps such scenes out)."""
+def pair_contacts_adj(model: Model) -> str:
+  """The dispatch over pair kinds for the narrowphase's adjoint, as collide_header's pair_contacts, with a case for
+  each kind the scene's plan has (the others' adjoints, box_box_adj above all, are then dead code the compiler
+  drops: lavapipe's compile of stack10's backward took minutes with them all). A kind without an adjoint returns
+  zero gradients; check_backward keeps such scenes out."""
   adj = pair_adjoints()
+  used = {(blk.type_a, blk.type_b) for blk in contacts.plan_blocks(model) if blk.pairs}
   cases = "\n".join(f"    case {k}u: {{ return {fn.__name__}_adj(a, b); }}" for k, (key, (fn, _))
-                    in enumerate(NARROWPHASE.items()) if key in adj)
+                    in enumerate(NARROWPHASE.items()) if key in adj and key in used)
   return "\n".join(["fn pair_contacts_adj(kind: u32, a: Geom, b: Geom) -> GeomPairAdj {", "  switch kind {", cases,
                     "    default: {}", "  }", "  return GeomPairAdj(geom_adj_zero(), geom_adj_zero());", "}"]) + "\n"
 
@@ -415,7 +418,7 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   body = re.sub(r"^var<env>", "var<private>", kernel_body(), flags=re.M)
   tape = tape_layout(model, damping, store)
   return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) + body
-          + "\n".join(_read(f) for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj())
+          + "\n".join(_read(f) for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj(model))
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:

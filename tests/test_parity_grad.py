@@ -39,7 +39,7 @@ import engine
 from engine.grad import KernelRolloutGrad, RolloutGrad
 from kernels.program import PARAMS, contact_tables
 from oracle.packed import unpack_state
-from tests.golden import PHYSICS, WRITE, golden
+from tests.golden import PHYSICS, golden
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
 TASKS = SCENES.parent / "engine" / "tasks" / "scenes"
@@ -53,10 +53,13 @@ TOL = 1e-4
 FLOOR_FACTOR = 8.0
 HORIZONS = (1, 10)
 # scenes whose float64 oracle reference is not computed yet: reported as xfail, with why
-NO_REFERENCE = {n: f"{n}: the float64 oracle's reference gradient is not computed yet (its RolloutGrad capture "
-                   "took over 14 min for cradle on this 2-core VM): `make golden-update` writes it, then drop the "
-                   "scene from NO_REFERENCE"
-                for n in ("ant", "cradle", "pile", "pile200", "stack10")}
+NO_REFERENCE = {n: f"{n}: no float64 oracle reference: its RolloutGrad (10 steps, batch 2) was killed for memory on "
+                   "this 23 GB VM (pile at 20.7 GB)" for n in ("pile", "pile200", "stack10")}
+# the contact scenes whose backward program lavapipe compiles in minutes (stack10's 212 s on an idle VM; the pair
+# functions' adjoints inline into one function): make test-slow. Their backward runs fast once compiled (stack10 x1
+# 12 ms an env-step through rollout_grad, measured 2026-11-25). The default suite keeps incline, slide, and bounce
+# and drop (and their impacts: tests/test_parity_grad_contact.py)
+SLOW = ("ant", "cradle", "pile", "pile200", "stack10")
 WRT = tuple(n for n in PARAMS if n.startswith(("body_", "jnt_", "act_", "gravity")) and n != "act_ctrlrange")
 GEOM_WRT = ("geom_friction", "geom_restitution", "geom_size")   # where the scene has contacts
 
@@ -131,9 +134,10 @@ def rel(a: np.ndarray, b: np.ndarray) -> float:
 
 # one xdist group per scene: its two horizons share the kernel's compile and the oracle's golden file
 @pytest.mark.parametrize("steps", HORIZONS)
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"grad_{n}")) for n in sorted(ALL)])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xdist_group(f"grad_{n}")]
+                                               + ([pytest.mark.slow] if n in SLOW else [])) for n in sorted(ALL)])
 def test_parity_grad(name: str, steps: int):
-  if name in NO_REFERENCE and not WRITE: pytest.xfail(NO_REFERENCE[name])
+  if name in NO_REFERENCE: pytest.xfail(NO_REFERENCE[name])
   if (name, steps) == ("pendulum_servo", 1):   # see the module's docstring
     pytest.xfail("pendulum_servo x1: d / d body_inv_inertia 1.6e-4 from float64 where the float32 oracle is 9e-6")
   model, rg = kernel(name)

@@ -48,8 +48,9 @@ ONLY_KERNEL = {
                                  "point_solve", "turn", "lock_impulse"),
                                 "a part of positional, angular, angular_align, angular_lock, neg_solve3 or point that "
                                 "their adjoints replay (kernels/adjoint/); the oracle's autograd needs no such split")},
-  "constraints.wgsl": dict.fromkeys(("hinge_angle_of", "rest_turn"), "hinge_angle's and lock_orientation's pure "
-                                    "parts, from parameter values, that their adjoints replay (kernels/adjoint/)"),
+  "constraints.wgsl": {**dict.fromkeys(("hinge_angle_of", "rest_turn"), "hinge_angle's and lock_orientation's pure "
+                                       "parts, from parameter values, that their adjoints replay (kernels/adjoint/)"),
+                       "contact_err": "contact's depth, error and on, which contact_adj replays"},
   "solve.wgsl": dict.fromkeys(("joint_correction", "joint_corrections"),
                               "the joints' half of solve, which the backward kernel replays per iteration "
                               "(kernels/adjoint/solve.wgsl); the oracle solves by type"),
@@ -162,7 +163,7 @@ def test_verify_wgsl_adjoints_mirror_the_forward():
   adjoint = {f[:-4] for p in (KERNELS / "adjoint").glob("*.wgsl") for f in wgsl_functions(p) if f.endswith("_adj")}
   assert not adjoint - forward - ADJOINT_PARTS.keys(), f"adjoints of no forward function: {adjoint - forward}"
   assert ADJOINT_PARTS.keys() <= adjoint, "stale ADJOINT_PARTS"
-  for stage in ("xpbd_step", *(s for s in STAGES if s not in ("broadphase", "narrowphase", "contact_velocity"))):
+  for stage in ("xpbd_step", *(s for s in STAGES if s != "broadphase")):
     assert f"{stage}_adj" in wgsl_functions(KERNELS / "adjoint" / f"{stage}.wgsl"), stage
   assert {f"adjoint/{p.name}" for p in (KERNELS / "adjoint").glob("*.wgsl")} == set(ADJOINT_FILES + BACKWARD_FILES)
 

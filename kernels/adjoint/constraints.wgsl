@@ -314,15 +314,12 @@ fn contact_adj(i: u32, lam0: u32) {
   let ba = slot_body(i, 0u);
   let bb = slot_body(i, 1u);
   let n = lv3(sl(i) + SLOT_NORMAL);
-  let dep = depth(i, s1, s2);
-  let oa = dep.oa;
-  let ob = dep.ob;
-  let d = dep.d;
-  let valid = scr[sl(i) + SLOT_VALID] > 0.0;
-  var err = d;
-  var on = valid && d > 0.0;
-  let e = exp(-(abs(d) * CONTACT_BETA));
-  if (CONTACT_BETA > 0.0) { err = max(d, 0.0) + log(e + 1.0) / CONTACT_BETA; on = valid; }
+  let ce = contact_err(i, s1, s2);
+  let oa = ce.dep.oa;
+  let ob = ce.dep.ob;
+  let d = ce.dep.d;
+  let err = ce.err;
+  let on = ce.on;
   if (!on) { return; }   // a zero correction, the multipliers unchanged
   let lam_n = tape[lam0 + 2u * i] + push(s1, s2, oa, ob, n, err, on).mag;
   let disp_a = body_disp(ba) + cross(body_rot(ba), oa);
@@ -349,7 +346,10 @@ fn contact_adj(i: u32, lam0: u32) {
   // the normal push, err = d (or its softplus: max(d, 0) + log(1 + exp(-|d| beta)) / beta, tinygrad's tie halves)
   let nm = push_adj(s1, s2, oa, ob, n, err, on, g, tape[a + SA_LAMBDA_N]);
   var gd = nm.err;
-  if (CONTACT_BETA > 0.0) { gd = nm.err * (select(select(0.0, 0.5, d == 0.0), 1.0, d > 0.0) - sign(d) * e / (e + 1.0)); }
+  if (CONTACT_BETA > 0.0) {
+    let e = exp(-(abs(d) * CONTACT_BETA));
+    gd = nm.err * (select(select(0.0, 0.5, d == 0.0), 1.0, d > 0.0) - sign(d) * e / (e + 1.0));
+  }
   gn = gn + nm.n + ((s1.x + oa) - (s2.x + ob)) * gd;   // d = ((x1 + oa) - (x2 + ob)).n
   goa = goa + nm.r1 + n * gd;
   gob = gob + nm.r2 - n * gd;
