@@ -72,6 +72,7 @@ def test_grad_chain_1000_steps():
   long_horizon("chain", 1000)
 
 
+@pytest.mark.slow   # lavapipe's cold compile of stack10's backward (~3.5 min idle) took the suite past 20 min
 def test_grad_stack10_500_steps():
   """The ten-box stack's 500-step gradient (2.1 s, 10,000 substeps), kicked so that it topples: every contact stage
   (box-box and box-plane narrowphase, normal and friction solve, restitution) on the path. Measured 2026-11-25: 11 s
