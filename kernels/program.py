@@ -327,8 +327,10 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   return out
 
 
+@lru_cache(maxsize=None)
 def pair_adjoints() -> dict[tuple[str, str], str]:
-  """The pair kinds of oracle/collide NARROWPHASE whose pair function has its `<name>_adj` in kernels/adjoint/."""
+  """The pair kinds of oracle/collide NARROWPHASE whose pair function has its `<name>_adj` in kernels/adjoint/ (once
+  per process, as _read: check_backward and backward_source ask at every step_vjp call)."""
   text = "".join(_read(f) for f in ADJOINT_FILES)
   return {k: fn.__name__ for k, (fn, _) in NARROWPHASE.items() if re.search(rf"\bfn {fn.__name__}_adj\(", text)}
 
