@@ -1,24 +1,12 @@
-"""Reverse mode through long rollouts: checkpoint every substep, then chain one vector-Jacobian product per substep.
-
-A lazy tinygrad graph of a 1 s rollout has S * 240 substeps; scheduling it takes far too long. Here the forward pass
-stores the packed state before every substep (13 numbers per body per env per substep) and the backward pass runs,
-from the last substep to the first, a jitted function that recomputes one substep and applies tinygrad's autograd
-to it (`Tensor.gradient` with the incoming adjoint). Every gradient is tinygrad's own; only the chain rule across
-substeps is written here. Model parameters are differentiated by name (fields of Model) and summed over substeps.
-
-Speed (measured, double_pendulum, float64, CPU device): the forward substep is 9 kernels, its VJP 698, replayed in
-6.8 ms through the CPU graph (engine/cpu_graph.py; 35 ms launching kernel by kernel), captured in ~17 s once per
-model. Why so many kernels: tinygrad 0.14.0 (schedule/indexing.py, rangeify.py remove_bufferize)
-materialises an intermediate whose consumers index it differently (here: the forward kernel and the backward's)
-whenever it reads more than 3 buffers, and a joint's intermediates read the packed state, 2-3 model fields and cached
-index masks. Tried: gathering each joint type's two sides, and all joint parameters, into one buffer each. That cut
-the VJP to 22 kernels and 8 ms per substep (gradients equal within 8e-11) but doubled the capture to 100 s (ant: 1815
--> 527 kernels, 199 -> 355 s), a loss below ~1,000 substeps, so it is not in. Per-stage VJPs over packed inputs, or
-the hand-written backward kernel, are the ways forward.
-"""
+"""The gradient front door: rollout_grad, the value and gradient of a loss after a rollout, through the backend the
+model is on: the WGSL kernel's backward (engine/grad_kernel.py KernelRolloutGrad) for a model on the WEBGPU device,
+else the oracle's autograd, one jitted VJP per substep (engine/grad_oracle.py RolloutGrad). The oracle's reverse
+mode is a file of its own so that the float64 gradient references (tests/golden.py PHYSICS) depend on it, not on the
+kernel's side."""
 from __future__ import annotations
-from tinygrad import Tensor
-from engine.stepping import Stepper, check_ctrl, jit
+from collections import OrderedDict
+from engine.grad_kernel import KernelRolloutGrad
+from engine.grad_oracle import RolloutGrad
 from oracle.packed import pack_state, unpack_state
 from oracle.types import State
 
@@ -29,113 +17,22 @@ def backend_of(model) -> str:
   return "wgsl" if model.body_inv_mass.device == "WEBGPU" else "oracle"
 
 
-class RolloutGrad:
-  """Jitted forward and per-substep VJP for one model, through the front door's Stepper (engine/stepping.py).
-  wrt: names of Model tensor fields to differentiate. A model on the WEBGPU device goes through the WGSL kernel and
-  its backward kernel instead (KernelRolloutGrad), with the same methods.
-
-  Contacts: the broadphase runs once per step in the forward and its pair table (discrete, not differentiated) is
-  checkpointed with the step; each substep's VJP rebuilds the plan from it, so gradients reach the geom and body
-  parameters the contacts use (friction, sizes, masses)."""
-
-  def __init__(self, model, wrt: tuple[str, ...] = ()):
-    for name in wrt:
-      if not isinstance(getattr(model, name, None), Tensor):
-        raise ValueError(f"wrt: {name!r} is not a Model tensor field")
-    self.model, self.wrt = model, tuple(wrt)
-    self.stepper = Stepper(model, differentiable=True)
-    self._fwd = jit(lambda p, ctrl, *pairs: self.stepper.substep(p, ctrl, pairs).realize())
-    self._vjp = jit(self._vjp_fn)
-
-  def _vjp_fn(self, packed: Tensor, ctrl: Tensor, adj: Tensor, *pairs):
-    """(d/d packed, d/d ctrl, d/d each wrt parameter) of <adj, substep(packed, ctrl)>."""
-    out = self.stepper.substep(packed, ctrl, pairs)
-    params = [getattr(self.model, n) for n in self.wrt]
-    grads = out.gradient(packed, *([ctrl] if self.model.nact else []), *params, gradient=adj)
-    if not self.model.nact: grads = [grads[0], ctrl * 0.0, *grads[1:]]
-    return tuple(g.realize() for g in grads)
-
-  def _ctrl(self, ctrl, batch: int, steps: int, device) -> list[Tensor]:
-    """Per-step controls: None (zeros), one (B, nact) held throughout, or a (steps, B, nact) sequence."""
-    n = max(self.model.nact, 1)   # a model without actuators takes a dummy (B, 1) zero input
-    if ctrl is None or self.model.nact == 0:
-      if ctrl is not None: check_ctrl(self.model, batch, ctrl, device)   # raises: no actuators
-      return [Tensor.zeros(batch, n, dtype=self.model.body_pos0.dtype, device=device).contiguous().realize()] * steps
-    seq = ctrl if isinstance(ctrl, (list, tuple)) or len(getattr(ctrl, "shape", ())) == 3 else [ctrl] * steps
-    if len(seq) != steps: raise ValueError(f"ctrl: expected {steps} per-step controls, got {len(seq)}")
-    return [check_ctrl(self.model, batch, seq[t], device).contiguous().realize() for t in range(steps)]
-
-  def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
-    """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's
-    pair table). ctrl: None, one (B, nact) held for every step, or a sequence of `steps` of them."""
-    packed = pack_state(state).contiguous().realize()
-    controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
-    checkpoints = []
-    for t in range(steps):
-      pairs = self.stepper.pairs(packed)
-      for _ in range(self.model.substeps):
-        checkpoints.append((packed.clone().realize(), controls[t], *pairs))   # the JIT reuses its output buffer
-        packed = self._fwd(packed, controls[t], *pairs)
-    return unpack_state(packed.clone().realize(), (state.time + steps * self.model.dt).realize()), checkpoints
-
-  def backward(self, checkpoints: list[tuple[Tensor, ...]], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
-    """d loss / d (initial packed state) and d loss / d param for each wrt name, given d loss / d (final packed).
-    The parameters' dict also holds "ctrl": d loss / d ctrl per step, (steps, B, nact) (for a model with actuators)."""
-    adj = adj_final.clone().realize()
-    totals, per_step, dctrl = {n: None for n in self.wrt}, [], None
-    for k, (packed, ctrl, *pairs) in enumerate(reversed(checkpoints)):
-      adj, gc, *gp = self._vjp(packed, ctrl, adj, *pairs)
-      adj = adj.clone().realize()
-      dctrl = gc.clone().realize() if dctrl is None else (dctrl + gc).realize()
-      if (k + 1) % self.model.substeps == 0: per_step.append(dctrl); dctrl = None
-      for n, g in zip(self.wrt, gp):
-        totals[n] = g.clone().realize() if totals[n] is None else (totals[n] + g).realize()
-    if self.model.nact and per_step: totals["ctrl"] = Tensor.stack(*reversed(per_step)).realize()
-    return adj, totals
+_GRADERS: OrderedDict = OrderedDict()
+GRADERS_KEPT = 2   # models whose graders stay cached (each holds its JIT captures and their buffers)
 
 
-class KernelRolloutGrad(RolloutGrad):
-  """Reverse mode through the WGSL kernel, on the device: the forward runs one env-step per launch and checkpoints
-  the packed state before each; the backward runs the backward kernel (engine.wgsl.step_vjp) once per step, from the
-  last, each recomputing its step's substeps from the checkpoint (13 floats per body per env per step kept; the
-  kernel's tape is scratch of one step). Parameter gradients come per env and are summed (engine.wgsl.param_grads)."""
-
-  def __init__(self, model, wrt: tuple[str, ...] = ()):
-    from engine import wgsl
-    from kernels.program import PARAMS
-    for name in wrt:
-      if name not in PARAMS:
-        raise ValueError(f"wrt: {name!r} is not a parameter the WGSL kernel differentiates (one of {list(PARAMS)})")
-    self.model, self.wrt = model, tuple(wrt)
-    self.stepper = Stepper(model, "wgsl", differentiable=True)
-    damping = self.stepper.damping
-    wgsl.prepare_backward()   # its buffers, outside the JIT captures below
-    self._fwd = jit(lambda p, c: wgsl.step(model, p, c, 1, damping).realize())
-    self._vjp = jit(lambda p, c, g: tuple(t.contiguous().realize() for t in wgsl.step_vjp(model, p, c, g, damping)))
-
-  def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
-    packed = pack_state(state).contiguous().realize()
-    controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
-    checkpoints = []
-    for t in range(steps):
-      checkpoints.append((packed.clone().realize(), controls[t]))   # the JIT reuses its output buffer
-      packed = self._fwd(packed, controls[t])
-    return unpack_state(packed.clone().realize(), (state.time + steps * self.model.dt).realize()), checkpoints
-
-  def backward(self, checkpoints: list[tuple[Tensor, ...]], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
-    from engine import wgsl
-    adj = adj_final.clone(device=self.stepper.device).realize()   # a constant gradient has no device of its own
-    prm, per_step = None, []
-    for packed, ctrl in reversed(checkpoints):
-      adj, gc, gp = (t.clone().realize() for t in self._vjp(packed, ctrl, adj))
-      per_step.append(gc[:, :self.model.nact])
-      prm = gp if prm is None else (prm + gp).realize()
-    totals = {}
-    if prm is not None:
-      named = wgsl.param_grads(self.model, prm)
-      totals = {n: named[n].realize() for n in self.wrt}
-    if self.model.nact and per_step: totals["ctrl"] = Tensor.stack(*reversed(per_step)).realize()
-    return adj, totals
+def grader(model, wrt: tuple[str, ...], batch: int) -> RolloutGrad:
+  """The RolloutGrad (or KernelRolloutGrad) of `model` for `wrt` and `batch` envs, built once and reused: its jitted
+  forward and VJP are captured on their first calls, so a fresh one per rollout_grad call re-ran those warm-up calls
+  (pendulum x4096, 20 steps: a third of the gradient's time). Kept for the last GRADERS_KEPT models."""
+  key = id(model)
+  if key not in _GRADERS or _GRADERS[key][0] is not model: _GRADERS[key] = (model, {})
+  _GRADERS.move_to_end(key)
+  while len(_GRADERS) > GRADERS_KEPT: _GRADERS.popitem(last=False)
+  cache = _GRADERS[key][1]
+  if (wrt, batch) not in cache:
+    cache[(wrt, batch)] = (KernelRolloutGrad if backend_of(model) == "wgsl" else RolloutGrad)(model, wrt)
+  return cache[(wrt, batch)]
 
 
 def rollout_grad(model, state: State, steps: int, loss_fn, wrt: tuple[str, ...] = (), ctrl=None):
@@ -147,10 +44,13 @@ def rollout_grad(model, state: State, steps: int, loss_fn, wrt: tuple[str, ...] 
   "ctrl": (steps, B, nact) for a model with actuators). ctrl: None (zeros), one (B, nact) held, or `steps` of them.
   loss_fn must be differentiable by tinygrad; it sees a lazy State built from the final packed tensor.
   """
-  rg = (KernelRolloutGrad if backend_of(model) == "wgsl" else RolloutGrad)(model, wrt)
+  rg = grader(model, tuple(wrt), state.body_pos.shape[0])
   final, checkpoints = rg.forward(state, steps, ctrl)
   packed = pack_state(final).contiguous().realize()
   loss = loss_fn(unpack_state(packed, final.time))
   (adj_final,) = loss.gradient(packed)
   adj0, params = rg.backward(checkpoints, adj_final)
   return loss.realize(), unpack_state(adj0, final.time.zeros_like()), params
+
+
+__all__ = ["rollout_grad", "grader", "backend_of", "RolloutGrad", "KernelRolloutGrad"]

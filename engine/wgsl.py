@@ -270,18 +270,20 @@ def contact_set(model: Model, scratch: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, damping: bool | None = None,
-             store: bool = False, prm: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+             store: bool | None = None, prm: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
   """The backward kernel (kernels/adjoint/xpbd_step.wgsl): for one env-step from `packed` (B, nbody, 13) with ctrl
   (B, nact) or None, and gout = d loss / d (the state after it), returns (d loss / d packed (B, nbody, 13),
   d loss / d ctrl (B, max(nact, 1)), d loss / d the parameter row (B, NPARAM) per env: param_grads names them).
-  store: keep every substep's iterations on the tape instead of replaying each substep (kernels.program.tape_layout).
-  prm: the packed parameters (default: params(model)). Lazy, like step()."""
-  from kernels.program import BACKWARD_ENTRY, backward_source, param_layout, tape_layout
+  store: keep every substep's iterations on the tape instead of replaying each substep (kernels.program.tape_layout);
+  None: where it applies (kernels.program.store_mode). prm: the packed parameters (default: params(model)). Lazy,
+  like step()."""
+  from kernels.program import BACKWARD_ENTRY, backward_source, param_layout, store_mode, tape_layout
   B, nb = packed.shape[0], model.nbody * 13
   if damping is None:
     from oracle.joint_damping import has_damping
     damping = has_damping(model)
   if ctrl is None or model.nact == 0: ctrl = idle_ctrl(B)
+  if store is None: store = store_mode(model, B, damping)
   tape = tape_layout(model, damping, store)
   out, _ = launch(backward_source(model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
                   params(model) if prm is None else prm, ctrl, tables(model)[0], _step_scratch(model, B),

@@ -327,6 +327,17 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   return out
 
 
+STORE_BUDGET = 1 << 28   # bytes: the most tape a backward launch may take in store mode
+
+
+def store_mode(model: Model, batch: int, damping: bool) -> bool:
+  """Whether the backward kernel keeps every substep's iterations (store) rather than replaying each substep: store
+  wherever it applies, the scene without contacts and the batch's tape within STORE_BUDGET. It skips the replay, a
+  forward pass: pendulum x4096 9.2 vs 11.5-17 ms a step on lavapipe (bench/bench_grad.py backward_store/replay)."""
+  if contact_tables(model)[0]["NSLOT"]: return False
+  return 4 * batch * tape_layout(model, damping, True)["TAPE"] <= STORE_BUDGET
+
+
 @lru_cache(maxsize=None)
 def pair_adjoints() -> dict[tuple[str, str], str]:
   """The pair kinds of oracle/collide NARROWPHASE whose pair function has its `<name>_adj` in kernels/adjoint/ (once

@@ -26,7 +26,7 @@ SOURCES = ("oracle/**/*.py", "engine/*.py", "engine/tasks/**/*.py", "engine/trai
 # the narrower sources of an oracle gradient reference (tests/test_parity_grad.py): the physics, scene loading and
 # the oracle's reverse mode, not the WGSL bridge, the envs or the trainers
 PHYSICS = ("oracle/**/*.py", "engine/scene*.py", "engine/mass.py", "engine/simulator.py", "engine/stepping.py",
-           "engine/grad.py", "engine/cpu_graph.py", "engine/tasks/scenes/*.json", "scenes/*.json")
+           "engine/grad_oracle.py", "engine/cpu_graph.py", "engine/tasks/scenes/*.json", "scenes/*.json")
 # "write": recompute every reference and write it (`make golden`); "update": recompute and write only the missing or
 # stale ones
 WRITE = os.environ.get("TINYXPBD_GOLDEN", "") in ("write", "update")

@@ -58,8 +58,11 @@ fn wrap_adj(x: f32, g: f32) -> f32 {
 }
 
 // hinge (oracle/constraints/hinge.py): the forward replayed to keep each stage's sides, then the stages in reverse.
-// As the oracle, the limit's correction is applied whether or not it fires, and so is the servo's wherever the scene
-// has one (a zero correction re-normalises the quaternions; the forward kernel skips it, a difference of rounding)
+// The limit and the servo run only where they fire, as in the forward kernel. The oracle applies their zero
+// correction anyway, which re-normalises the sides' quaternions: a projection that the align stage's apply_adj
+// (the adjoint of a normalisation at the same unit quaternion) applies again, so skipping it changes rounding only.
+// A stage that does not fire passes its multiplier's gradient through and gives its parameters none. Skipping
+// them halved the pendulum's backward step (bench/bench_grad.py)
 fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32, g: Correction,
              glam: array<f32, 6>) -> HingeAdj {
   // forward: 1. align
@@ -69,24 +72,35 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   let align = align_corr(s1_0, s2_0, al.dir, align_solve(s1_0, s2_0, a1, al.dir, al.len, al.on));
   let s1_1 = apply(s1_0, align.dx1, align.dth1);
   let s2_1 = apply(s2_0, align.dx2, align.dth2);
-  // 2. limits
-  let ph = hinge_angle_of(s1_1, s2_1, k.axis_p, k.ref_p, k.ref_c);
-  let phi = ph.x;
-  let a = ph.yzw;
-  let violated = k.limited > 0.0 && (phi < k.lo || phi > k.hi);
-  let goal = min(max(phi, k.lo), k.hi);   // the oracle's target (a reserved word in WGSL)
-  let limit = angular_dlam(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0).c;
-  let s1_2 = apply(s1_1, limit.dx1, limit.dth1);
-  let s2_2 = apply(s2_1, limit.dx2, limit.dth2);
+  // 2. limits, where the angle leaves [lo, hi]
+  var s1_2 = s1_1;
+  var s2_2 = s2_1;
+  var ph = vec4<f32>(0.0);
+  var violated = false;
+  if (k.limited > 0.0) {
+    ph = hinge_angle_of(s1_1, s2_1, k.axis_p, k.ref_p, k.ref_c);
+    violated = ph.x < k.lo || ph.x > k.hi;
+  }
+  let lerr = min(max(ph.x, k.lo), k.hi) - ph.x;
+  var limit = zero_corr();
+  if (violated) {
+    limit = angular_dlam(s1_1, s2_1, ph.yzw, lerr, true, lam[1], 0.0).c;
+    s1_2 = apply(s1_1, limit.dx1, limit.dth1);
+    s2_2 = apply(s2_1, limit.dx2, limit.dth2);
+  }
   // 3. position servo: angular about the axis by wrap(goal - angle), compliance 1/kp
-  let sv = hinge_angle_of(s1_2, s2_2, k.axis_p, k.ref_p, k.ref_c);
-  let serr = k.goal - sv.x;
   let son = k.servo > 1.5;
   let sat = k.servo_comp / (h * h);
+  var s1_3 = s1_2;
+  var s2_3 = s2_2;
+  var sv = vec4<f32>(0.0);
   var servo = zero_corr();
-  if (k.servo > 0.5) { servo = angular_dlam(s1_2, s2_2, sv.yzw, wrap(serr), son, lam[5], sat).c; }
-  let s1_3 = apply(s1_2, servo.dx1, servo.dth1);
-  let s2_3 = apply(s2_2, servo.dx2, servo.dth2);
+  if (son) {
+    sv = hinge_angle_of(s1_2, s2_2, k.axis_p, k.ref_p, k.ref_c);
+    servo = angular_dlam(s1_2, s2_2, sv.yzw, wrap(k.goal - sv.x), true, lam[5], sat).c;
+    s1_3 = apply(s1_2, servo.dx1, servo.dth1);
+    s2_3 = apply(s2_2, servo.dx2, servo.dth2);
+  }
   let at = k.compliance / (h * h);
   // reverse: 4. attach
   var out: HingeAdj;
@@ -95,16 +109,18 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
   out.prm.anchor_p = pa.r1;
   out.prm.anchor_c = pa.r2;
   out.prm.compliance = pa.at / (h * h);
+  out.lam[1] = glam[1];
   out.lam[2] = pa.lam.x;
   out.lam[3] = pa.lam.y;
   out.lam[4] = pa.lam.z;
-  out.lam[5] = glam[5];   // without a servo stage its multiplier is untouched
+  out.lam[5] = glam[5];
   // 3. the servo: apply, then angular with err = wrap(goal - angle) about the axis
   var gs1_2 = pa.s1;
   var gs2_2 = pa.s2;
-  if (k.servo > 0.5) {
+  if (son) {
+    let serr = k.goal - sv.x;
     let p = apply_pair_adj(s1_2, s2_2, servo, pa.s1, pa.s2, g);
-    let sa = angular_adj(s1_2, s2_2, sv.yzw, wrap(serr), son, lam[5], sat, p.c, glam[5]);
+    let sa = angular_adj(s1_2, s2_2, sv.yzw, wrap(serr), true, lam[5], sat, p.c, glam[5]);
     out.lam[5] = sa.lam;
     out.prm.servo_comp = sa.at / (h * h);
     let gerr = wrap_adj(serr, sa.err);
@@ -116,21 +132,23 @@ fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32,
     gs1_2 = side_adj_add(side_adj_add(p.s1, sa.s1), SideAdj(vec3<f32>(0.0), an.q1, 0.0, vec3<f32>(0.0)));
     gs2_2 = side_adj_add(side_adj_add(p.s2, sa.s2), SideAdj(vec3<f32>(0.0), an.q2, 0.0, vec3<f32>(0.0)));
   }
-  // 2. limits: apply, then angular with err = clamp(phi, lo, hi) - phi about the axis a
-  let p = apply_pair_adj(s1_1, s2_1, limit, gs1_2, gs2_2, g);
-  let la = angular_adj(s1_1, s2_1, a, goal - phi, violated, lam[1], 0.0, p.c, glam[1]);
-  out.lam[1] = la.lam;
-  let below = phi < k.lo;
-  let above = phi > k.hi;
-  out.prm.lo = select(0.0, la.err, below);
-  out.prm.hi = select(0.0, la.err, above && !below);
-  let gphi = select(0.0, -la.err, below || above);   // inside the range the target is phi itself: err = 0
-  let an = hinge_angle_adj(s1_1, s2_1, k, gphi, la.n);
-  out.prm.axis_p = out.prm.axis_p + an.axis_p;
-  out.prm.ref_p = out.prm.ref_p + an.ref_p;
-  out.prm.ref_c = out.prm.ref_c + an.ref_c;
-  let gs1_1 = side_adj_add(side_adj_add(p.s1, la.s1), SideAdj(vec3<f32>(0.0), an.q1, 0.0, vec3<f32>(0.0)));
-  let gs2_1 = side_adj_add(side_adj_add(p.s2, la.s2), SideAdj(vec3<f32>(0.0), an.q2, 0.0, vec3<f32>(0.0)));
+  // 2. limits: apply, then angular with err = clamp(phi, lo, hi) - phi about the axis
+  var gs1_1 = gs1_2;
+  var gs2_1 = gs2_2;
+  if (violated) {
+    let p = apply_pair_adj(s1_1, s2_1, limit, gs1_2, gs2_2, g);
+    let la = angular_adj(s1_1, s2_1, ph.yzw, lerr, true, lam[1], 0.0, p.c, glam[1]);
+    out.lam[1] = la.lam;
+    let below = ph.x < k.lo;
+    out.prm.lo = select(0.0, la.err, below);
+    out.prm.hi = select(la.err, 0.0, below);
+    let an = hinge_angle_adj(s1_1, s2_1, k, -la.err, la.n);
+    out.prm.axis_p = out.prm.axis_p + an.axis_p;
+    out.prm.ref_p = out.prm.ref_p + an.ref_p;
+    out.prm.ref_c = out.prm.ref_c + an.ref_c;
+    gs1_1 = side_adj_add(side_adj_add(p.s1, la.s1), SideAdj(vec3<f32>(0.0), an.q1, 0.0, vec3<f32>(0.0)));
+    gs2_1 = side_adj_add(side_adj_add(p.s2, la.s2), SideAdj(vec3<f32>(0.0), an.q2, 0.0, vec3<f32>(0.0)));
+  }
   // 1. align: apply, then angular_align about n = (a2 x a1) / |a2 x a1| by theta = |a2 x a1|
   let q = apply_pair_adj(s1_0, s2_0, align, gs1_1, gs2_1, g);
   let aa = angular_align_adj(s1_0, s2_0, a1, al.dir, al.len, al.on, lam[0], q.c, glam[0]);
