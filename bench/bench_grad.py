@@ -1,8 +1,10 @@
 """Gradient throughput beside forward throughput, in one run (issue 17, DESIGN sec. 8): for each scene x batch,
 (a) the WGSL kernel's forward alone (Simulator.rollout, every step in one launch), (b) a gradient through it
 (engine.grad.rollout_grad on the WEBGPU device: the checkpointed forward, one launch per step, then the backward
-kernel once per step), and (c) the backward kernel alone per step with its tape in either mode (replay each substep,
-or store every substep's iterations: kernels/program.py tape_layout), with the tape's bytes per env.
+kernel once per step, each pass one TinyJit), and (c) the backward kernel alone, `steps` launches in a TinyJit, with
+its tape in either mode (replay each substep, or store every substep's iterations: kernels/program.py tape_layout),
+with the tape's bytes per env (scratch of one step: the same for any horizon); backward_mode is the one rollout_grad
+uses (kernels/program.py store_mode).
 
   python bench/bench_grad.py                         # pendulum x4096, chain x64, drop x64, stack10 x64 (lavapipe here)
   python bench/bench_grad.py --only chain:64 --steps 20
@@ -31,7 +33,8 @@ from engine.grad import rollout_grad  # noqa: E402
 from engine.npquat import quat_rotate  # noqa: E402
 from engine.scene import load_scene  # noqa: E402
 from engine.simulator import Simulator  # noqa: E402
-from kernels.program import Unsupported, check_backward, tape_layout  # noqa: E402
+from engine.stepping import jit  # noqa: E402
+from kernels.program import Unsupported, check_backward, store_mode, tape_layout  # noqa: E402
 from oracle.packed import pack_state  # noqa: E402
 
 ITEMS = (("pendulum", 4096), ("chain", 64), ("drop", 64), ("stack10", 64))
@@ -85,14 +88,19 @@ def run(name: str, batch: int, steps: int) -> dict:
              check_passed=bool(err < 1e-3 and deep < 5e-3 and np.isfinite(g).all() and np.abs(g).any()))
   p = pack_state(start).contiguous().realize()
   u = Tensor.ones(batch, model.nbody, 13, device="WEBGPU").contiguous().realize()
+  damping = sim.stepper.damping
+  out["backward_mode"] = "store" if store_mode(model, batch, damping) else "replay"
+  grads = []
   for store in (False, True):
-    try:
-      tape = tape_layout(model, sim.stepper.damping, store)["TAPE"]
-    except Unsupported as e:   # the store mode keeps no contacts
-      out[f"backward_{'store' if store else 'replay'}"] = {"unsupported": str(e)}
-      continue
-    wall = timed(lambda: Tensor.realize(*wgsl.step_vjp(model, p, None, u, store=store)))
-    out[f"backward_{'store' if store else 'replay'}"] = {"env_steps_s": batch / wall, "tape_bytes_per_env": 4 * tape}
+    tape = tape_layout(model, damping, store)["TAPE"]
+    vjp = jit(lambda p, g, store=store: tuple(t.contiguous().realize()
+                                              for t in wgsl.step_vjp(model, p, None, g, damping, store)))
+    wall = timed(lambda: [vjp(p, u) for _ in range(steps)])
+    grads.append(np.concatenate([t.numpy().reshape(batch, -1) for t in vjp(p, u)], axis=1))
+    out[f"backward_{'store' if store else 'replay'}"] = {"env_steps_s": batch * steps / wall,
+                                                         "tape_bytes_per_env": 4 * tape}
+  # the two modes' step gradients (tests/test_grad_kernel.py test_parity_store_replay): equal but for rounding
+  out["store_vs_replay_rel"] = float(np.linalg.norm(grads[1] - grads[0]) / max(np.linalg.norm(grads[0]), 1e-30))
   return out
 
 

@@ -308,14 +308,14 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   NBODY x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state (13
   per body), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13 per body, the joints' multipliers,
   and from TAPE_CLAM within it the contact slots' lambda_n, lambda_t), then from TAPE_DAMP the damping pass's input
-  (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), and from TAPE_SLOTADJ the contact
-  slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl). store: keep the iterations' and the velocity
-  passes' inputs of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays
-  (TAPE_SUBSTEPS = 1). Store mode keeps no narrowphase rows, so it takes no contacts."""
+  (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), from TAPE_SLOTADJ the contact
+  slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from TAPE_SLOTS the contact slots' rows
+  as a substep leaves them (SLOT_W per slot, store mode only). store: keep the iterations', the velocity passes'
+  inputs and the slots of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays
+  (TAPE_SUBSTEPS = 1)."""
   nb, nlam = 13 * model.nbody, max(model.njoint, 1) * max(NLAM.values())
-  nslot = contact_tables(model)[0]["NSLOT"]
-  if store and nslot: raise Unsupported(f"{model.name}: the backward kernel's store mode does not keep contacts; "
-                                        "use the replay mode (store=False)")
+  consts = contact_tables(model)[0]
+  nslot = consts["NSLOT"]
   keep = model.substeps if store else 1
   it = nb + nlam + 2 * nslot
   out = dict(GRAD_W=nb + max(model.nact, 1) + param_layout(model)[1], TAPE_SUBSTEPS=keep, TAPE_ITER=model.substeps * nb,
@@ -323,7 +323,8 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   out["TAPE_DAMP"] = out["TAPE_ITER"] + keep * model.iterations * it
   out["TAPE_CVEL"] = out["TAPE_DAMP"] + (keep * nb if damping else 0)
   out["TAPE_SLOTADJ"] = out["TAPE_CVEL"] + (keep * nb if nslot else 0)
-  out["TAPE"] = out["TAPE_SLOTADJ"] + SLOTADJ_W * nslot
+  out["TAPE_SLOTS"] = out["TAPE_SLOTADJ"] + SLOTADJ_W * nslot
+  out["TAPE"] = out["TAPE_SLOTS"] + (keep * nslot * consts["SLOT_W"] if store else 0)
   return out
 
 
@@ -332,9 +333,8 @@ STORE_BUDGET = 1 << 28   # bytes: the most tape a backward launch may take in st
 
 def store_mode(model: Model, batch: int, damping: bool) -> bool:
   """Whether the backward kernel keeps every substep's iterations (store) rather than replaying each substep: store
-  wherever it applies, the scene without contacts and the batch's tape within STORE_BUDGET. It skips the replay, a
-  forward pass: pendulum x4096 9.2 vs 11.5-17 ms a step on lavapipe (bench/bench_grad.py backward_store/replay)."""
-  if contact_tables(model)[0]["NSLOT"]: return False
+  wherever the batch's tape fits in STORE_BUDGET. It skips the replay, a forward pass: pendulum x4096 9.2 vs 11.5-17
+  ms a step on lavapipe (bench/bench_grad.py backward_store/replay)."""
   return 4 * batch * tape_layout(model, damping, True)["TAPE"] <= STORE_BUDGET
 
 

@@ -135,12 +135,27 @@ fn tape_damping() { tape_velocities(t_damping()); }
 fn t_contact_velocity() -> u32 { return tb + TAPE_CVEL + (tape_s % TAPE_SUBSTEPS) * 13u * NBODY; }
 fn tape_contact_velocity() { tape_velocities(t_contact_velocity()); }
 fn t_substep(s: u32) -> u32 { return tb + 13u * NBODY * s; }
+// store mode: the live contact slots' rows as substep s left them (the replay recomputes them)
+fn t_slot(s: u32, i: u32) -> u32 { return tb + TAPE_SLOTS + (s * NSLOT + i) * SLOT_W; }
+fn tape_slots(s: u32) {
+  for (var k = 0u; k < n_live_slots(); k++) {
+    let i = live_slot(k);
+    for (var f = 0u; f < SLOT_W; f++) { tape[t_slot(s, i) + f] = scr[sl(i) + f]; }
+  }
+}
+fn restore_slots(s: u32) {
+  for (var k = 0u; k < n_live_slots(); k++) {
+    let i = live_slot(k);
+    for (var f = 0u; f < SLOT_W; f++) { scr[sl(i) + f] = tape[t_slot(s, i) + f]; }
+  }
+}
 
 // the adjoint of substep s, from the adjoint state at its end to the one at its start. The contact slots' rows and
-// final multipliers are the replayed substep's, in scr (so contacts need the replay: tape_layout)
+// final multipliers are the substep's, in scr: replayed, or restored from the tape in store mode
 fn substep_adj(s: u32, h: f32) {
   tape_s = s;
   if (TAPE_SUBSTEPS == 1u) { restore_velocities(t_substep(s)); substep(h); }   // records the iterations again
+  else if (NSLOT > 0u) { restore_slots(s); }
   for (var k = 0u; k < NBODY; k++) { adj_d[k] = vec3<f32>(0.0); adj_th[k] = vec3<f32>(0.0); }
   for (var k = 0u; k < NLAM_ARR; k++) { adj_lam[k] = 0.0; }   // the multipliers end with the substep
   for (var k = 0u; k < n_live_slots(); k++) {   // the slots' rows and multipliers too
@@ -175,7 +190,12 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
   let base = e * NBODY * PACKED_WIDTH;
   load_state(base);
   if (NSLOT > 0u) { broadphase(); }   // the step's candidate pairs, as the forward's (kernels/xpbd_step.wgsl)
-  for (var s = 0u; s < SUBSTEPS; s++) { tape_s = s; tape_velocities(t_substep(s)); substep(H); }
+  for (var s = 0u; s < SUBSTEPS; s++) {
+    tape_s = s;
+    tape_velocities(t_substep(s));
+    substep(H);
+    if (TAPE_SUBSTEPS > 1u && NSLOT > 0u) { tape_slots(s); }
+  }
   for (var b = 0u; b < NBODY; b++) {
     let o = base + PACKED_WIDTH * b;
     adj_x[b] = vec3<f32>(gout[o + PACKED_POS], gout[o + PACKED_POS + 1u], gout[o + PACKED_POS + 2u]);
