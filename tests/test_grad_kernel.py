@@ -131,8 +131,9 @@ def test_grad_errors_name_what_is_missing():
 def test_parity_store_replay(scene="double_pendulum"):
   """The backward kernel's two tape modes (kernels/program.py tape_layout: keep every substep's iterations, or replay
   each substep) run the same arithmetic in the same order on the same inputs, so their gradients agree to float32
-  rounding: measured equal to the bit on chain, double_pendulum, pendulum, cartpole and reacher (2026-11-25); 1e-6
-  relative allows a compiler's different contraction of the two programs. One scene: each mode is a compile."""
+  rounding: measured equal to the bit on chain, double_pendulum, pendulum, cartpole, reacher, drop, bounce and incline
+  (2026-11-25; bench/bench_grad.py records it per scene); 1e-6 relative allows a compiler's different contraction of
+  the two programs. One scene here: each mode is a compile."""
   model = engine.load_scene(SCENES / f"{scene}.json", device="WEBGPU")
   p = Tensor(kicked(model, 2), device="WEBGPU")
   u = Tensor(np.random.default_rng(5).normal(size=p.shape).astype(np.float32), device="WEBGPU")
