@@ -61,8 +61,8 @@ fn wrap_adj(x: f32, g: f32) -> f32 {
 // The limit and the servo run only where they fire, as in the forward kernel. The oracle applies their zero
 // correction anyway, which re-normalises the sides' quaternions: a projection that the align stage's apply_adj
 // (the adjoint of a normalisation at the same unit quaternion) applies again, so skipping it changes rounding only.
-// A stage that does not fire passes its multiplier's gradient through and gives its parameters none. Skipping
-// them halved the pendulum's backward step (bench/bench_grad.py)
+// A stage that does not fire passes its multiplier's gradient through and gives its parameters none. (On lavapipe
+// the skip saved little time: the pendulum's backward step measured the same, 2026-11-25.)
 fn hinge_adj(s1_0: Side, s2_0: Side, k: HingeParams, lam: array<f32, 6>, h: f32, g: Correction,
              glam: array<f32, 6>) -> HingeAdj {
   // forward: 1. align
