@@ -16,6 +16,7 @@ from engine.mass import body_mass, principal_axes
 from engine.scene_actuators import actuator_arrays
 from engine.npquat import mat_to_quat, quat_canon, quat_conj, quat_mul, quat_rotate, quat_to_mat
 from engine.scene_schema import SceneError, read_scene, show, validate
+from engine.scene_tendons import site_arrays
 from oracle.broadphase import pair_allowed
 from oracle.types import GEOM_TYPES, WORLD, Model
 
@@ -47,7 +48,8 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     arrays.update(_joints(scene, arrays["body_pos0"], arrays["body_quat0"]))
     arrays["gravity"] = np.array(scene["gravity"])
     arrays.update(actuator_arrays(scene))
-  bodies, joints = scene["bodies"], scene["joints"]
+    arrays.update(site_arrays(scene, arrays["body_pos0"], arrays["body_quat0"]))
+  bodies, joints, sites, tendons = scene["bodies"], scene["joints"], scene["sites"], scene["tendons"]
   np_dtype = _to_np_dtype(dtype) if dtype in (dtypes.float16, dtypes.float32, dtypes.float64) else np.float64
   _check_finite(arrays, np_dtype, geom_paths)
   tensors = {k: Tensor(np.ascontiguousarray(a, dtype=np_dtype), dtype=dtype, device=device) for k, a in arrays.items()}
@@ -61,7 +63,14 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     jnt_child=tuple(_body_index(bodies, j["child"]) for j in joints),
     nact=len(scene["actuators"]), act_name=tuple(a["name"] for a in scene["actuators"]),
     act_type=tuple(a["type"] for a in scene["actuators"]),
-    act_joint=tuple(next(i for i, j in enumerate(joints) if j["name"] == a["joint"]) for a in scene["actuators"]),
+    act_joint=tuple(next((i for i, j in enumerate(joints) if j["name"] == a.get("joint")), WORLD)
+                    for a in scene["actuators"]),
+    act_tendon=tuple(next((i for i, t in enumerate(tendons) if t["name"] == a.get("tendon")), -1)
+                     for a in scene["actuators"]),
+    nsite=len(sites), site_name=tuple(s["name"] for s in sites),
+    site_body=tuple(WORLD if s["body"] == "world" else _body_index(bodies, s["body"]) for s in sites),
+    ntendon=len(tendons), ten_name=tuple(t["name"] for t in tendons),
+    ten_site=tuple(tuple(next(k for k, s in enumerate(sites) if s["name"] == n) for n in t["sites"]) for t in tendons),
     dt=scene["dt"], substeps=scene["substeps"], iterations=scene["iterations"], relaxation=scene["relaxation"],
     **_collision(scene), **tensors)
 

@@ -29,7 +29,7 @@ QUAT_TOL = 1e-6
 DEFAULT_MARGIN = 0.01  # a quaternion further than this from unit norm is a mistake, not rounding
 
 _TOP_KEYS = ("name", "gravity", "dt", "substeps", "iterations", "relaxation", "contact", "camera", "world", "bodies",
-             "joints", "actuators")
+             "joints", "sites", "tendons", "actuators")
 _CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "margin")
 _BODY_KEYS = ("name", "pos", "quat", "vel", "angvel", "mass", "inertia", "geoms")
 _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution", "rgba", "name")
@@ -110,8 +110,12 @@ def validate(raw, default_name: str = "scene") -> dict:
       _fail(f"joints[{j}].name", f"duplicate joint name {joint['name']!r} (also {seen[joint['name']]})")
     seen[joint["name"]] = f"joints[{j}]"
     out["joints"].append(joint)
-  from engine.scene_actuators import actuators  # the actuator checks live there (they use this file's leaf checks)
-  out["actuators"] = actuators(top.get("actuators", []), out["joints"])
+  # the site, tendon and actuator checks live in their own files (they use this file's leaf checks)
+  from engine.scene_actuators import actuators
+  from engine.scene_tendons import sites, tendons
+  out["sites"] = sites(top.get("sites", []), names)
+  out["tendons"] = tendons(top.get("tendons", []), out["sites"])
+  out["actuators"] = actuators(top.get("actuators", []), out["joints"], out["tendons"])
   return out
 
 
@@ -333,6 +337,9 @@ def _quat(v, path) -> list[float]:
     norm = float(np.linalg.norm(np.array(v, np.float64)))
   if norm == 0: _fail(path, f"expected a unit quaternion [w, x, y, z], got {show(v)} (zero)")
   if not abs(norm - 1.0) <= QUAT_TOL: _fail(path, f"{show(v)} is not unit (norm={norm:.9g}); normalise it")
+  # unit to a few ulps already: keep it, so that validating a validated scene is the identity (dividing by a norm
+  # that rounds to 1 - 1 ulp changed the last digit on one machine's numpy, 2026-11-25)
+  if abs(norm - 1.0) <= 1e-15: return [float(x) for x in v]
   return [float(x) / norm for x in v]
 
 

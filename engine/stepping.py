@@ -92,6 +92,10 @@ class Stepper:
 
   def __init__(self, model: Model, backend: str = "oracle", differentiable: bool = False, tier_up: int = TIER_UP):
     check_name(backend)
+    if muscles := [n for n, t in zip(model.act_name, model.act_type) if t == "muscle"]:
+      raise NotImplementedError(f"{model.name}: muscle actuators ({', '.join(muscles)}) load, and their force and "
+                                "activation curves are in oracle/muscle.py, but the step does not integrate their "
+                                "activations yet (issue 18); tendons alone step on the oracle")
     if backend == "wgsl":
       from engine import wgsl  # the WebGPU runtime loads only when this backend is used
       wgsl.require_webgpu()

@@ -66,6 +66,9 @@ class Unsupported(NotImplementedError):
 def check_supported(model: Model) -> None:
   if dtypes.float32 != model.body_inv_mass.dtype:
     raise Unsupported(f"{model.name}: the WGSL kernel is float32 only, the model is {model.body_inv_mass.dtype}")
+  if model.ntendon:   # issue 18: the muscle curves are in kernels/muscle.wgsl, the tendons' stage is not yet
+    raise Unsupported(f"{model.name}: the WGSL kernel does not step tendons yet ({', '.join(model.ten_name)}); "
+                      "use backend='oracle'")
 
 
 def model_batch(model: Model) -> int:

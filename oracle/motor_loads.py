@@ -1,13 +1,25 @@
-"""Motor loads (DESIGN sec. 4): the forces and torques of every motor actuator, external loads for integrate."""
+"""Motor loads (DESIGN sec. 4): the forces and torques of every motor actuator and every tendon's spring (oracle/tendon.py),
+external loads for integrate."""
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.actuators import act_ctrl
 from oracle.math3 import V3, const, take
 from oracle.solve import gather_side
+from oracle.tendon import tendon_loads, tendon_spring, tendon_state
 from oracle.types import WORLD
 
 
 def motor_loads(model, packed: Tensor, ctrl: Tensor | None) -> tuple[V3 | None, V3 | None]:
+  """World-frame (force [N], torque [N m]) per body (B, nbody) from the motors and the tendons' springs, or
+  (None, None) when there are neither."""
+  force, torque = joint_motor_loads(model, packed, ctrl)
+  if not model.ntendon: return force, torque
+  length, rate, geometry = tendon_state(model, packed)
+  tf, tt = tendon_loads(model, tendon_spring(model, length, rate), geometry)
+  return (tf, tt) if force is None else (force + tf, torque + tt)
+
+
+def joint_motor_loads(model, packed: Tensor, ctrl: Tensor | None) -> tuple[V3 | None, V3 | None]:
   """World-frame (force [N], torque [N m]) per body (B, nbody) from every motor, or (None, None) when there are none.
   A hinge motor turns the child by +tau about the axis and the parent by -tau; a slide motor pushes the child by +F
   along the axis and the parent by -F at the same point (the child's centre), i.e. -F and (x_c - x_p) x (-F)."""

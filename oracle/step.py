@@ -4,7 +4,8 @@ in kernels/<stage>.wgsl (STAGES, in the order a step runs them):
 - broadphase (oracle/broadphase.py), once per step (M20 sec. 3.5): the candidate geom pairs, wrapped here by
   contact_plan (oracle/contacts.py) into the step's ContactPlan;
 then S substeps of h = dt / S, each:
-- motor_loads (oracle/motor_loads.py): the motors' forces and torques from the controls;
+- motor_loads (oracle/motor_loads.py): the motors' forces and torques from the controls, and the tendons' springs
+  (oracle/tendon.py);
 - integrate (oracle/integrate.py): semi-implicit Euler with those loads, gravity and the gyroscopic term;
 - narrowphase (oracle/narrowphase.py): the candidate pairs' contacts at the predicted poses;
 - solve (oracle/solve.py), K times: one Jacobi iteration over every joint and contact;

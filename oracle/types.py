@@ -10,7 +10,7 @@ from tinygrad import Tensor
 
 GEOM_TYPES = ("plane", "sphere", "capsule", "box")
 JOINT_TYPES = ("ball", "hinge", "fixed", "distance", "slide")
-ACTUATOR_TYPES = ("motor", "position", "velocity")
+ACTUATOR_TYPES = ("motor", "position", "velocity", "muscle")
 WORLD = -1  # parent index of a joint attached to the world, body index of a world (static) geom
 
 
@@ -32,7 +32,14 @@ class Model:
   nact: int                       # actuators: one control each, ctrl (B, nact)
   act_name: tuple[str, ...]
   act_type: tuple[str, ...]       # one of ACTUATOR_TYPES
-  act_joint: tuple[int, ...]      # the joint it drives (hinge; a motor may also drive a slide joint)
+  act_joint: tuple[int, ...]      # the joint it drives (hinge; a motor may also drive a slide joint); WORLD: a muscle
+  act_tendon: tuple[int, ...]     # the tendon a muscle pulls, -1 for the joint actuators
+  nsite: int                      # sites: named points on bodies (or the world), the tendons' path points
+  site_name: tuple[str, ...]
+  site_body: tuple[int, ...]      # body index or WORLD
+  ntendon: int                    # spatial tendons: paths of sites, length sum |p_k+1 - p_k| (DESIGN sec. 4)
+  ten_name: tuple[str, ...]
+  ten_site: tuple[tuple[int, ...], ...]  # each tendon's path, site indices, two or more
   dt: float                       # [s] one step
   substeps: int                   # XPBD substeps per step (M20 Alg. 2)
   iterations: int                 # Jacobi iterations per substep
@@ -71,6 +78,14 @@ class Model:
   act_ctrlrange: Tensor           # (nact, 2) ctrl is clipped to [lo, hi]: motor [1], position [rad], velocity [rad/s]
   act_kp: Tensor                  # (nact,) [N m/rad] position servo stiffness: XPBD compliance 1/kp (M20 sec. 3.4.1)
   act_kv: Tensor                  # (nact,) [N m s/rad] servo damping (position) or velocity gain (velocity)
+  act_gainprm: Tensor             # (nact, 9) muscle: range0, range1, force, scale, lmin, lmax, vmax, fpmax, fvmax
+  act_dynprm: Tensor              # (nact, 3) muscle: tau_act [s], tau_deact [s], tausmooth (oracle/muscle.py)
+  act_lengthrange: Tensor         # (nact, 2) [m] muscle: the tendon lengths that map to gainprm's range
+  act_acc0: Tensor                # (nact,) [m/s^2 / N] muscle: F0 = scale / acc0 when force < 0 (MuJoCo's acc0)
+  site_pos: Tensor                # (nsite, 3) [m] in the body frame (world frame for WORLD sites)
+  ten_stiffness: Tensor           # (ntendon,) [N/m] spring about ten_length
+  ten_damping: Tensor             # (ntendon,) [N s/m] damping of the length's rate
+  ten_length: Tensor              # (ntendon,) [m] rest length
   body_pos0: Tensor               # (nbody, 3) [m] initial centre of mass
   body_quat0: Tensor              # (nbody, 4) initial orientation of the inertial frame
   body_vel0: Tensor               # (nbody, 3) [m/s]
@@ -79,6 +94,8 @@ class Model:
   def body_index(self, name: str) -> int: return _index(self.body_name, name, "body")
   def joint_index(self, name: str) -> int: return _index(self.jnt_name, name, "joint")
   def actuator_index(self, name: str) -> int: return _index(self.act_name, name, "actuator")
+  def site_index(self, name: str) -> int: return _index(self.site_name, name, "site")
+  def tendon_index(self, name: str) -> int: return _index(self.ten_name, name, "tendon")
   def joints_of_type(self, kind: str) -> tuple[int, ...]:
     return tuple(i for i, t in enumerate(self.jnt_type) if t == kind)
   def geoms_of_type(self, kind: str) -> tuple[int, ...]:
