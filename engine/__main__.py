@@ -1,4 +1,4 @@
-"""Command line: `python -m engine {render,info,bench,demo}` (also the `tinyxpbd` console script)."""
+"""Command line: `python -m engine {render,info,bench,demo,parity,leg}` (also the `tinyxpbd` console script)."""
 from __future__ import annotations
 
 import argparse
@@ -38,6 +38,7 @@ def simulate(model, batch: int, seconds: float, fps: float, seed: int = 0) -> tu
   _, rec = sim.trajectory(state, nframes * every, every=every)   # one state per frame, 1-step JIT calls
   info = {"frames": nframes, "steps_per_frame": every, "sim_seconds": nframes * every * model.dt,
           "wall_s": time.perf_counter() - t0}
+  info["act"] = rec["act"][1:] if "act" in rec else None
   return rec["pos"][1:], rec["quat"][1:], info
 
 
@@ -50,7 +51,7 @@ def cmd_render(args) -> int:
   out = Path(args.output)
   out.parent.mkdir(parents=True, exist_ok=True)
   try:
-    render_s = render_gif(model, pos, quat, out, args.fps, args.width, args.height, scene.get("camera"))
+    render_s = render_gif(model, pos, quat, out, args.fps, args.width, args.height, scene.get("camera"), info["act"])
   except ValueError as e:  # e.g. too many envs for the image size
     raise CLIError(str(e)) from None
   print(f"{model.name} x{args.batch}: {info['frames']} frames, {info['sim_seconds']:.2f} s simulated, "
@@ -74,6 +75,8 @@ def cmd_info(args) -> int:
   kin = f", {int((~dynamic).sum())} kinematic" if not dynamic.all() else ""
   print(f"total mass:  {float((1.0 / inv_mass[dynamic]).sum()):.6g} kg{kin}")
   print(f"bodies:      {' '.join(model.body_name)}")
+  if model.ntendon: print(f"tendons:     {' '.join(model.ten_name)} ({model.nsite} sites)")
+  if model.nact: print(f"actuators:   {' '.join(f'{n} ({t})' for n, t in zip(model.act_name, model.act_type))}")
   if "camera" in scene: print(f"camera:      pos {scene['camera']['pos']} target {scene['camera']['target']}")
   return 0
 
@@ -98,9 +101,12 @@ def cmd_demo(args) -> int:
   for path, batch, gif in jobs:
     model, scene = _load(path)
     pos, quat, info = simulate(model, batch, 3.0, 30)
-    render_s = render_gif(model, pos, quat, gif, 30, 320, 240, scene.get("camera"))
+    render_s = render_gif(model, pos, quat, gif, 30, 320, 240, scene.get("camera"), info["act"])
     print(f"  {model.name} x{batch}: {info['frames']} frames, sim {info['wall_s']:.1f} s, render {render_s:.1f} s "
           f"-> {gif}", flush=True)
+  if (SCENES / "leg2.json").is_file():
+    from engine.leg import render as render_leg
+    print("  " + render_leg(SCENES / "leg2.json", out / "leg2.gif"), flush=True)
   print("demo: throughput (oracle backend, short runs; `python -m engine bench` for the full benchmark)", flush=True)
   results = []
   for name, batch, steps in (("pendulum", 256, 48), ("drop", 256, 24), ("stack10", 64, 12)):
@@ -118,7 +124,7 @@ def cmd_demo(args) -> int:
 def parser() -> argparse.ArgumentParser:
   from engine.cli_bench import add_arguments
   p = argparse.ArgumentParser(prog="tinyxpbd", description="tinyxpbd: batched differentiable XPBD on tinygrad.")
-  sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,bench,demo,parity}")
+  sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,bench,demo,parity,leg}")
   r = sub.add_parser("render", help="simulate a scene and render a GIF")
   r.add_argument("scene", help="scene JSON file")
   r.add_argument("-o", "--output", required=True, help="output GIF path")
@@ -142,7 +148,20 @@ def parser() -> argparse.ArgumentParser:
   q.add_argument("scenes", nargs="*", help="scene JSON files (default: every scenes/*.json)")
   q.add_argument("--steps", type=int, nargs="+", default=[1, 100], help="step counts to compare after")
   q.set_defaults(func=cmd_parity)
+  g = sub.add_parser("leg", help="drive leg2's four muscles from the keyboard (1-4 toggle, 0 relax, q quit)")
+  g.add_argument("--scene", default=str(SCENES / "leg2.json"), help="the leg scene (default scenes/leg2.json)")
+  g.add_argument("--frames", type=int, default=None, help="stop after this many frames (30 per simulated second)")
+  g.set_defaults(func=cmd_leg)
   return p
+
+
+def cmd_leg(args) -> int:
+  from engine.leg import run
+  if args.frames is not None and args.frames < 1:
+    raise CLIError(f"--frames: expected a positive integer, got {args.frames}")
+  _load(args.scene)   # a bad scene is one line
+  run(args.scene, args.frames)
+  return 0
 
 
 def cmd_parity(args) -> int:

@@ -46,11 +46,11 @@ def rollout_grad(model, state: State, steps: int, loss_fn, wrt: tuple[str, ...] 
   """
   rg = grader(model, tuple(wrt), state.body_pos.shape[0])
   final, checkpoints = rg.forward(state, steps, ctrl)
-  packed = pack_state(final).contiguous().realize()
-  loss = loss_fn(unpack_state(packed, final.time))
+  packed = pack_state(final, model).contiguous().realize()
+  loss = loss_fn(unpack_state(packed, final.time, model))
   (adj_final,) = loss.gradient(packed)
   adj0, params = rg.backward(checkpoints, adj_final)
-  return loss.realize(), unpack_state(adj0, final.time.zeros_like()), params
+  return loss.realize(), unpack_state(adj0, final.time.zeros_like(), model), params
 
 
 __all__ = ["rollout_grad", "grader", "backend_of", "RolloutGrad", "KernelRolloutGrad"]

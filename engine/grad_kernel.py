@@ -62,14 +62,14 @@ class KernelRolloutGrad(RolloutGrad):
 
   def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, tuple]:
     from engine import wgsl
-    packed = pack_state(state).contiguous().realize()
+    packed = pack_state(state, self.model).contiguous().realize()
     B = packed.shape[0]
     wgsl.idle_ctrl(B)   # built outside the captures
     ctrls = None   # (steps, B, nact) for a model with actuators
     if self.model.nact: ctrls = Tensor.stack(*self._ctrl(ctrl, B, steps, packed.device)).contiguous().realize()
     elif ctrl is not None: check_ctrl(self.model, B, ctrl, packed.device)   # raises: no actuators
     states = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed)
-    final = unpack_state(states[-1].clone().realize(), (state.time + steps * self.model.dt).realize())
+    final = unpack_state(states[-1].clone().realize(), (state.time + steps * self.model.dt).realize(), self.model)
     return final, ((packed, *states[:-1]), ctrls)
 
   def backward(self, checkpoints: tuple, adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:

@@ -63,7 +63,7 @@ class RolloutGrad:
   def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
     """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's
     pair table). ctrl: None, one (B, nact) held for every step, or a sequence of `steps` of them."""
-    packed = pack_state(state).contiguous().realize()
+    packed = pack_state(state, self.model).contiguous().realize()
     controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
     checkpoints = []
     for t in range(steps):
@@ -71,7 +71,8 @@ class RolloutGrad:
       for _ in range(self.model.substeps):
         checkpoints.append((packed.clone().realize(), controls[t], *pairs))   # the JIT reuses its output buffer
         packed = self._fwd(packed, controls[t], *pairs)
-    return unpack_state(packed.clone().realize(), (state.time + steps * self.model.dt).realize()), checkpoints
+    return unpack_state(packed.clone().realize(), (state.time + steps * self.model.dt).realize(),
+                        self.model), checkpoints
 
   def backward(self, checkpoints: list[tuple[Tensor, ...]], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
     """d loss / d (initial packed state) and d loss / d param for each wrt name, given d loss / d (final packed).

@@ -18,14 +18,15 @@ from engine.scene import build_model, load_scene_dict
 from engine.simulator import Simulator
 from engine.stepping import Stepper
 from kernels.program import check_supported
-from oracle.packed import ANGVEL, POS, QUAT, VEL, unpack_state
+from oracle.packed import ANGVEL, POS, QUAT, VEL, WIDTH, muscle_rows, nmuscle, pack_state, unpack_state
 
 FIELDS = {"body_pos": POS, "body_quat": QUAT, "body_vel": VEL, "body_angvel": ANGVEL}
 
 
 def kicked_states(model, batch: int, seed: int, noise: float) -> tuple[np.ndarray, np.ndarray | None]:
-  """(packed (B, nbody, 13) float64, ctrl (B, nact) float64 or None): the initial pose, kicked velocities, controls
-  uniform over each actuator's ctrlrange widened by 20 % (so clipping is exercised)."""
+  """(packed (B, rows, 13) float64, ctrl (B, nact) float64 or None): the initial pose, kicked velocities, controls
+  uniform over each actuator's ctrlrange widened by 20 % (so clipping is exercised), and activations uniform in
+  [0, 1] in the muscle rows (oracle/packed.py) of a model with muscles."""
   rng = np.random.default_rng(seed)
   p = np.concatenate([model.body_pos0.numpy(), model.body_quat0.numpy(), model.body_vel0.numpy(),
                       model.body_angvel0.numpy()], axis=-1).astype(np.float64)
@@ -34,7 +35,12 @@ def kicked_states(model, batch: int, seed: int, noise: float) -> tuple[np.ndarra
   if not model.nact: return p, None
   lo, hi = model.act_ctrlrange.numpy().astype(np.float64).T
   mid, half = (lo + hi) / 2, (hi - lo) / 2 * 1.2
-  return p, rng.uniform(mid - half, mid + half, size=(batch, model.nact))
+  ctrl = rng.uniform(mid - half, mid + half, size=(batch, model.nact))
+  if n := nmuscle(model):
+    rows = np.zeros((batch, muscle_rows(model) * WIDTH))
+    rows[:, :n] = rng.uniform(0.0, 1.0, size=(batch, n))
+    p = np.concatenate([p, rows.reshape(batch, -1, WIDTH)], axis=1)
+  return p, ctrl
 
 
 def simulator(scene: dict, backend: str, batch: int, dtype=dtypes.float32, device: str | None = None) -> Simulator:
@@ -51,11 +57,10 @@ def run(scene: dict, backend: str, cases: list[tuple[np.ndarray, np.ndarray | No
   out = []
   for packed, ctrl, steps in cases:
     state = unpack_state(Tensor(packed.astype(np_dt), device=sim.device),
-                         Tensor(np.zeros(packed.shape[0], np_dt), device=sim.device))
+                         Tensor(np.zeros(packed.shape[0], np_dt), device=sim.device), sim.model)
     u = None if ctrl is None else Tensor(ctrl.astype(np_dt), device=sim.device)
     end = sim.rollout(state, steps, ctrl=u)
-    out.append(np.concatenate([t.numpy() for t in (end.body_pos, end.body_quat, end.body_vel, end.body_angvel)],
-                              axis=-1).astype(np.float64))
+    out.append(pack_state(end, sim.model).numpy().astype(np.float64))
   return out
 
 
@@ -93,8 +98,10 @@ def compare_cases(src, cases: list[tuple[int, float]], batch: int = BATCH, seed:
   out = []
   for g, r, t in zip(got, ref, truth):
     res = {}
-    for name, sl in FIELDS.items():
-      diff, oerr, werr = (float(np.abs(a[..., sl] - b[..., sl]).max()) for a, b in ((g, r), (r, t), (g, t)))
+    views = {name: (lambda a, sl=sl: a[:, :model.nbody, sl]) for name, sl in FIELDS.items()}
+    if nmuscle(model): views["act"] = lambda a: a[:, model.nbody:].reshape(a.shape[0], -1)[:, :nmuscle(model)]
+    for name, view in views.items():
+      diff, oerr, werr = (float(np.abs(view(a) - view(b)).max()) for a, b in ((g, r), (r, t), (g, t)))
       res[name] = {"diff": diff, "oracle_err": oerr, "wgsl_err": werr, "excess": werr - oerr}
     out.append(res)
   return out

@@ -260,8 +260,9 @@ def _smooth_edges(col, gid) -> None:
 
 
 def render_frames(geom: dict, body_pos: np.ndarray, body_quat: np.ndarray, width: int = 320, height: int = 240,
-                  camera: dict | None = None) -> list[np.ndarray]:
+                  camera: dict | None = None, lines: tuple | None = None) -> list[np.ndarray]:
   """T frames (height, width, 3) uint8 of a (T, B, nbody, .) trajectory; B envs tiled in a near-square grid.
+  lines: (segments (T, B, L, 2, 3) world points, colours (T, B, L, 3) uint8) drawn over the geoms (tendons_of).
 
   Each env gets its own tile and camera: the given {"pos", "target", "fov" (vertical, degrees; default 45)} or an
   automatic 3/4 view that keeps every geom of that env in frame over the whole trajectory (fixed over time, so motion
@@ -295,6 +296,8 @@ def render_frames(geom: dict, body_pos: np.ndarray, body_quat: np.ndarray, width
   with np.errstate(all="ignore"):
     for f in range(T):
       tiles = batch.render(Ct[f], Rt[f], rects[f])
+      if lines is not None:
+        for b in range(B): _draw_lines(tiles[b], cams[b], lines[0][f, b], lines[1][f, b])
       for b in range(B):
         y0, x0 = (b // cols) * th, (b % cols) * tw
         frames[f, y0:y0 + th, x0:x0 + tw] = tiles[b]
@@ -304,6 +307,41 @@ def render_frames(geom: dict, body_pos: np.ndarray, body_quat: np.ndarray, width
       frames[:, y0:y0 + th, x0 + tw - 1] = BORDER
       frames[:, y0 + th - 1, x0:x0 + tw] = BORDER
   return list(frames)
+
+
+def _draw_lines(tile: np.ndarray, cam: Camera, seg: np.ndarray, rgb: np.ndarray, samples: int = 48) -> None:
+  """Draw world segments (L, 2, 3) in colours (L, 3) onto a tile, two pixels wide, on top of everything."""
+  t = np.linspace(0.0, 1.0, samples)[:, None]
+  for (a, b), c in zip(seg, rgb):
+    row, col, z = cam.project(a + t * (b - a))
+    ok = np.isfinite(row) & np.isfinite(col) & (z > 0)
+    r, q = np.round(row[ok]).astype(np.int64), np.round(col[ok]).astype(np.int64)
+    for dr, dq in ((0, 0), (1, 0), (0, 1), (1, 1)):
+      inside = (r + dr >= 0) & (r + dr < tile.shape[0]) & (q + dq >= 0) & (q + dq < tile.shape[1])
+      tile[r[inside] + dr, q[inside] + dq] = c
+
+
+def tendons_of(model, body_pos: np.ndarray, body_quat: np.ndarray, act: np.ndarray | None = None) -> tuple | None:
+  """The tendons' segments over a (T, B, nbody, .) trajectory and their colours: a muscle's tendon from grey (act 0)
+  to red (act 1) by its activation (T, B, nmuscle), any other tendon white. None for a model without tendons."""
+  if not getattr(model, "ntendon", 0): return None   # a Model, or any object with the geom fields
+  from engine.npquat import quat_rotate
+  from oracle.muscle import muscles
+  from oracle.tendon import segments
+  local, body = model.site_pos.numpy().astype(np.float64), np.array(model.site_body)
+  bp, bq = _traj(body_pos, 3).astype(np.float64), _traj(body_quat, 4).astype(np.float64)
+  world = np.broadcast_to(local, (*bp.shape[:2], *local.shape)).copy()
+  on = body >= 0
+  world[:, :, on] = bp[:, :, body[on]] + quat_rotate(bq[:, :, body[on]], local[on])
+  ten, sa, sb = segments(model)
+  seg = np.stack([world[:, :, list(sa)], world[:, :, list(sb)]], -2)            # (T, B, L, 2, 3)
+  level = np.zeros((*bp.shape[:2], model.ntendon))
+  if act is not None:
+    for k, a in enumerate(muscles(model)): level[..., model.act_tendon[a]] = np.clip(act[..., k], 0, 1)
+  grey, red, white = np.array([120, 120, 120]), np.array([220, 30, 30]), np.array([245, 245, 245])
+  muscle_tendons = np.isin(np.arange(model.ntendon), [model.act_tendon[a] for a in muscles(model)])
+  colour = np.where(muscle_tendons[:, None], grey + level[..., None] * (red - grey), white)  # (T, B, ntendon, 3)
+  return seg, colour[:, :, list(ten)].astype(np.uint8)
 
 
 def save_gif(frames: list[np.ndarray], path, fps: float = 30) -> None:
@@ -328,8 +366,10 @@ def save_gif(frames: list[np.ndarray], path, fps: float = 30) -> None:
 
 
 def render_gif(model, body_pos, body_quat, path, fps: float = 30, width: int = 320, height: int = 240,
-               camera: dict | None = None) -> float:
-  """Render a trajectory of `model` and save it as a GIF; returns the wall seconds spent (render + encode)."""
+               camera: dict | None = None, act: np.ndarray | None = None) -> float:
+  """Render a trajectory of `model` and save it as a GIF, tendons drawn (coloured by the muscles' activations act
+  (T, B, nmuscle) when given); returns the wall seconds spent (render + encode)."""
   t0 = time.perf_counter()
-  save_gif(render_frames(geom_arrays(model), body_pos, body_quat, width, height, camera), path, fps)
+  lines = tendons_of(model, body_pos, body_quat, act)
+  save_gif(render_frames(geom_arrays(model), body_pos, body_quat, width, height, camera, lines), path, fps)
   return time.perf_counter() - t0

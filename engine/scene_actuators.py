@@ -78,10 +78,11 @@ def _muscle(a: dict, path: str, name: str, tendon_names: list[str]) -> dict:
   for k, d in MUSCLE_DEFAULTS.items():
     m[k] = _vec(a.get(k, d), f"{path}.{k}", 2) if isinstance(d, list) else _num(a.get(k, d), f"{path}.{k}")
   if not 0 < m["range"][0] < m["range"][1]:
-    _fail(f"{path}.range", f"expected an increasing [lo, hi] with 0 < lo < hi (normalised lengths), got {show(m['range'])}")
-  if not 0 < m["lmin"] < 1: _fail(f"{path}.lmin", f"expected a number in (0, 1) (normalised length), got {m['lmin']:g}")
+    _fail(f"{path}.range", f"expected an increasing [lo, hi] with 0 < lo < hi (normalised lengths), "
+                           f"got {show(m['range'])}")
   if not m["lmin"] < m["lmax"]:
     _fail(f"{path}.lmax", f"expected lmin < lmax, got lmin {m['lmin']:g} >= lmax {m['lmax']:g}")
+  if not 0 < m["lmin"] < 1: _fail(f"{path}.lmin", f"expected a number in (0, 1) (normalised length), got {m['lmin']:g}")
   if not m["lmax"] > 1: _fail(f"{path}.lmax", f"expected a number > 1 (normalised length), got {m['lmax']:g}")
   for k, lo, unit in (("scale", 0.0, ""), ("vmax", 0.0, " [L0/s]"), ("fvmax", 1.0, "")):
     if not m[k] > lo: _fail(f"{path}.{k}", f"expected a number > {lo:g}{unit}, got {m[k]:g}")
@@ -119,5 +120,6 @@ def actuator_arrays(scene: dict) -> dict[str, np.ndarray]:
           "act_gainprm": np.array([gain(a) for a in acts], np.float64).reshape(len(acts), 9),
           "act_dynprm": np.array([[*a.get("timeconst", (TAU_ACT, TAU_DEACT)), a.get("tausmooth", 0.0)] for a in acts],
                                  np.float64).reshape(len(acts), 3),
-          "act_lengthrange": np.array([a.get("lengthrange", (0.0, 1.0)) for a in acts], np.float64).reshape(len(acts), 2),
+          "act_lengthrange": np.array([a.get("lengthrange", (0.0, 1.0)) for a in acts],
+                                      np.float64).reshape(len(acts), 2),
           "act_acc0": col("acc0", 1.0)}

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 from tinygrad import Tensor
 from engine.stepping import TIER_UP, Stepper, check_ctrl, check_state
-from oracle.packed import ANGVEL, POS, QUAT, VEL, pack_state, unpack_state
+from oracle.packed import ANGVEL, POS, QUAT, VEL, nmuscle, pack_state, unpack_state
 from oracle.types import Model, State
 
 
@@ -49,12 +49,14 @@ class Simulator:
       kick = rng.normal(0.0, noise, size=(2, B, m.nbody, 3))
       vel = vel + Tensor(kick[0], dtype=vel.dtype, device=self.device)
       angvel = angvel + Tensor(kick[1], dtype=vel.dtype, device=self.device)
+    n = nmuscle(m)   # muscles start relaxed (MuJoCo's act 0)
     state = State(body_pos=rep(m.body_pos0), body_quat=rep(m.body_quat0), body_vel=vel, body_angvel=angvel,
-                  time=Tensor.zeros(B, dtype=m.body_pos0.dtype, device=self.device))
-    return self._copy(pack_state(state), state.time)
+                  time=Tensor.zeros(B, dtype=m.body_pos0.dtype, device=self.device),
+                  act=Tensor.zeros(B, n, dtype=m.body_pos0.dtype, device=self.device) if n else None)
+    return self._copy(pack_state(state, self.model), state.time)
 
   def _copy(self, packed: Tensor, time: Tensor, overflow: Tensor | None = None) -> State:
-    state = unpack_state(packed.clone().realize(), time.clone().realize())  # JIT outputs are reused: copy
+    state = unpack_state(packed.clone().realize(), time.clone().realize(), self.model)  # JIT outputs are reused: copy
     return state if overflow is None else state.replace(contact_overflow=overflow.clone().realize())
 
   def _check(self, state: State, ctrl) -> Tensor | None:
@@ -74,8 +76,9 @@ class Simulator:
     With differentiable=True, gradients flow to ctrl as to the state."""
     ctrl = self._check(state, ctrl)
     if self.differentiable:
-      return unpack_state(self.stepper.graph(pack_state(state), ctrl), state.time + self.model.dt)
-    packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
+      return unpack_state(self.stepper.graph(pack_state(state, self.model), ctrl), state.time + self.model.dt,
+                          self.model)
+    packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     return self._copy(*self._advance(packed, time, 1, ctrl))
 
   def _chunks(self, packed: Tensor, time: Tensor, steps: int, every: int, ctrl: Tensor | None):
@@ -89,20 +92,24 @@ class Simulator:
 
   def trajectory(self, state: State, steps: int, every: int = 1, ctrl=None) -> tuple[State, dict[str, np.ndarray]]:
     """Advance `steps` env-steps and record the state after every `every`-th step (and the initial one) as numpy:
-    t (T,) [s], pos/vel/angvel (T, B, nbody, 3), quat (T, B, nbody, 4), overflow (T, B) dropped contact pairs.
+    t (T,) [s], pos/vel/angvel (T, B, nbody, 3), quat (T, B, nbody, 4), overflow (T, B) dropped contact pairs, and
+    act (T, B, nmuscle) for a model with muscles.
     One host copy of the packed state per record and no Tensor kept per frame: the way to record long runs (tinygrad
     scans every live Tensor when it realises one, so thousands of kept frame States make each read slow).
     ctrl: (batch, nact) controls held for the whole run (None = zeros)."""
     ctrl = self._check(state, ctrl)
     if not (isinstance(every, int) and every >= 1): raise ValueError(f"every: expected a positive int, got {every!r}")
-    packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
+    packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     rows, times, dropped = [packed.numpy()], [time.numpy()], [np.zeros(self.batch, np.int32)]
     for packed, time, overflow in self._chunks(packed, time, steps, every, ctrl):
       rows.append(packed.numpy())
       times.append(time.numpy())
       dropped.append(overflow.numpy())
     p = np.stack(rows)
-    out = {"t": np.stack(times)[:, 0], "pos": p[..., POS], "quat": p[..., QUAT], "vel": p[..., VEL],
+    m = self.model
+    out = {"act": p[:, :, m.nbody:].reshape(*p.shape[:2], -1)[..., :nmuscle(m)]} if nmuscle(m) else {}
+    p = p[:, :, :m.nbody]
+    out |= {"t": np.stack(times)[:, 0], "pos": p[..., POS], "quat": p[..., QUAT], "vel": p[..., VEL],
            "angvel": p[..., ANGVEL], "overflow": np.stack(dropped)}
     return self._copy(packed, time, overflow if steps else None), out
 
@@ -113,5 +120,5 @@ class Simulator:
     if self.differentiable:
       for _ in range(steps): state = self.step(state, ctrl)
       return state
-    packed, time = pack_state(state).contiguous().realize(), state.time.contiguous().realize()
+    packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     return self._copy(*self._advance(packed, time, steps, ctrl))

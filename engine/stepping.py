@@ -21,6 +21,7 @@ import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
 from engine import cpu_graph
 from oracle import step as oracle_step
+from oracle.packed import nmuscle
 from oracle.types import Model, State
 
 BACKENDS = ("oracle", "wgsl")
@@ -81,6 +82,12 @@ def check_state(model: Model, state: State, batch: int, device: str) -> None:
     if t.device != device: raise ValueError(f"state.{name}: expected a tensor on {device}, got one on {t.device} "
                                             "(create it with device=state.body_pos.device)")
     if t.dtype != dtype: raise ValueError(f"state.{name}: expected {dtype} (the model's dtype), got {t.dtype}")
+  want = (batch, nmuscle(model))
+  if want[1] and (not isinstance(state.act, Tensor) or tuple(state.act.shape) != want):
+    got = tuple(state.act.shape) if isinstance(state.act, Tensor) else type(state.act).__name__
+    raise ValueError(f"state.act: expected the muscles' activations, a Tensor of shape {want} (batch, nmuscle), "
+                     f"got {got}")
+  if not want[1] and state.act is not None: raise ValueError(f"state.act: {model.name} has no muscles; expected None")
 
 
 class Stepper:
@@ -92,10 +99,6 @@ class Stepper:
 
   def __init__(self, model: Model, backend: str = "oracle", differentiable: bool = False, tier_up: int = TIER_UP):
     check_name(backend)
-    if muscles := [n for n, t in zip(model.act_name, model.act_type) if t == "muscle"]:
-      raise NotImplementedError(f"{model.name}: muscle actuators ({', '.join(muscles)}) load, and their force and "
-                                "activation curves are in oracle/muscle.py, but the step does not integrate their "
-                                "activations yet (issue 18); tendons alone step on the oracle")
     if backend == "wgsl":
       from engine import wgsl  # the WebGPU runtime loads only when this backend is used
       wgsl.require_webgpu()

@@ -19,7 +19,7 @@ from functools import lru_cache
 from tinygrad import Device, Tensor, dtypes
 from tinygrad.uop.ops import KernelInfo, Ops, ProgramInfo, UOp
 from kernels.program import (MAX_WORKGROUPS, WORKGROUP, check_supported, contact_tables, default_lanes, model_batch,
-                             pack_params, source, workgroup_size)
+                             pack_params, source, state_rows, workgroup_size)
 from oracle.types import Model
 
 CHECK = os.environ.get("TINYXPBD_WGSL_CHECK", "0") == "1"
@@ -243,7 +243,7 @@ def step_scratch(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps
   if ctrl is None or model.nact == 0: ctrl = idle_ctrl(B)
   tab, consts = tables(model)
   lanes = lanes or LANES or default_lanes(model, B, cpu_adapter())
-  return launch(source(model, B, steps, damping, lanes), ENTRY, (B, model.nbody, 13), packed, params(model), ctrl,
+  return launch(source(model, B, steps, damping, lanes), ENTRY, (B, state_rows(model), 13), packed, params(model), ctrl,
                 tab, threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes, B))
 
 
@@ -278,7 +278,7 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   None: where it applies (kernels.program.store_mode). prm: the packed parameters (default: params(model)). Lazy,
   like step()."""
   from kernels.program import BACKWARD_ENTRY, backward_source, param_layout, store_mode, tape_layout
-  B, nb = packed.shape[0], model.nbody * 13
+  B, nb = packed.shape[0], state_rows(model) * 13
   if damping is None:
     from oracle.joint_damping import has_damping
     damping = has_damping(model)
@@ -287,10 +287,11 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   tape = tape_layout(model, damping, store)
   out, _ = launch(backward_source(model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
                   params(model) if prm is None else prm, ctrl, tables(model)[0], _step_scratch(model, B),
-                  gout.reshape(B, model.nbody, 13), threads=B, scratch=(B, tape["TAPE"]),
+                  gout.reshape(B, state_rows(model), 13), threads=B, scratch=(B, tape["TAPE"]),
                   workgroup=workgroup_size(1, B))
   nc = max(model.nact, 1)
-  return out[:, :nb].reshape(B, model.nbody, 13), out[:, nb:nb + nc], out[:, nb + nc:nb + nc + param_layout(model)[1]]
+  return (out[:, :nb].reshape(B, state_rows(model), 13), out[:, nb:nb + nc],
+          out[:, nb + nc:nb + nc + param_layout(model)[1]])
 
 
 def step_grad(model: Model, packed: Tensor, ctrl: Tensor | None = None) -> Tensor:
@@ -314,7 +315,7 @@ def step_grad(model: Model, packed: Tensor, ctrl: Tensor | None = None) -> Tenso
     if m.shape[0] == 1: gm = gm.sum(0, keepdim=True)
     return (None, gp.uop, gm.uop, gc[:, :model.nact].uop if live else None, None, None)
   lanes = 1
-  out, _ = launch(source(model, B, 1, damping, lanes), ENTRY, (B, model.nbody, 13), packed, prm, ctrl, tab,
+  out, _ = launch(source(model, B, 1, damping, lanes), ENTRY, (B, state_rows(model), 13), packed, prm, ctrl, tab,
                   threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes, B), grad_fxn=grad_fxn)
   return out
 

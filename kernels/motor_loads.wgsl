@@ -1,7 +1,12 @@
 // The motor_loads stage (oracle/motor_loads.py): hinge motors turn the child by +tau, the parent by -tau; slide
-// motors push.
-// Per body on its lane, its motors' loads added in motor order (the oracle's scatter order): no two lanes write a body
+// motors push; the tendons' springs and muscles pull along their paths (kernels/tendon.wgsl, muscle.wgsl).
+// Per body on its lane, its motors' loads added in motor order (the oracle's scatter order), then its tendon loads:
+// no two lanes write a body. Each lane computes the tendons' tensions for itself.
 fn motor_loads() {
+  if (NTENDON > 0u) {
+    tendon_state();
+    for (var t = 0u; t < NTENDON; t++) { ten_force[t] = tendon_spring(t) + muscle_force(t); }
+  }
   for (var b = lane; b < NBODY; b += LANES) {
     var f = vec3<f32>(0.0);
     var t = vec3<f32>(0.0);
@@ -19,6 +24,7 @@ fn motor_loads() {
       if (child) { f = f + f_child; t = t + t_child; }
       else { f = f - f_child; t = t + (-t_child - cross(s2.x - s1.x, f_child)); }
     }
+    if (NTENDON > 0u) { let l = tendon_loads(i32(b)); f = f + l.f; t = t + l.t; }
     fext[b] = f;
     text[b] = t;
   }

@@ -13,11 +13,12 @@ import os
 import re
 from functools import lru_cache
 from tinygrad import Tensor, dtypes
-from oracle import broadphase, contacts, math3, packed, solve
+from oracle import broadphase, contacts, math3, muscle, packed, solve
 from oracle.collide import NARROWPHASE, box, box_box, primitives
 from oracle.constraints import CONSTRAINTS, NLAM
 from oracle.joint_damping import has_damping
 from oracle.solve import joint_counts
+from oracle.tendon import segments
 from oracle.types import GEOM_TYPES, JOINT_TYPES, WORLD, Model
 from oracle.xpbd import EPS
 
@@ -26,7 +27,9 @@ from oracle.xpbd import EPS
 PARAMS = dict(gravity=1, body_inv_mass=1, body_inv_inertia=2, jnt_anchor_parent=2, jnt_anchor_child=2,
               jnt_axis_parent=2, jnt_axis_child=2, jnt_ref_parent=2, jnt_ref_child=2, jnt_relquat=2, jnt_range=2,
               jnt_limited=1, jnt_compliance=1, jnt_damping=1, jnt_length=1, act_gear=1, act_ctrlrange=2, act_kp=1,
-              act_kv=1, geom_pos=2, geom_quat=2, geom_size=2, geom_friction=1, geom_restitution=1)
+              act_kv=1, geom_pos=2, geom_quat=2, geom_size=2, geom_friction=1, geom_restitution=1,
+              site_pos=2, ten_stiffness=1, ten_damping=1, ten_length=1, act_gainprm=2, act_dynprm=2,
+              act_lengthrange=2, act_acc0=1)
 WORKGROUP = 64   # most invocations (envs) per workgroup when LANES == 1 (workgroup_size)
 MIN_WORKGROUPS = 16   # workgroups a one-lane launch spans at least, down to SIMD_ENVS envs each: one per thread of a
                       # 16-core CPU (lavapipe runs a workgroup on one thread)
@@ -42,7 +45,7 @@ WORKGROUP_BYTES = 16384
 # make a program of their own: collide_source). tests/test_wgsl_bridge.py checks this list against the oracle's files.
 STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl", "broadphase.wgsl", "motor_loads.wgsl",
               "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl", "recover.wgsl", "contact_velocity.wgsl",
-              "joint_damping.wgsl")
+              "joint_damping.wgsl", "activation.wgsl", "muscle.wgsl", "tendon.wgsl")
 COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "box_box.wgsl")
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
 # the backward kernel's adjoints (issue 17, in progress): `<name>_adj` per forward function, in files named as the
@@ -56,7 +59,7 @@ BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint
 BACKWARD_ENTRY = "xpbd_step_adj"
 SLOTADJ_W = 14   # a contact slot's adjoint floats on the tape (kernels/adjoint/narrowphase.wgsl SA_*)
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
-CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box)
+CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box, muscle)
 
 
 class Unsupported(NotImplementedError):
@@ -66,9 +69,6 @@ class Unsupported(NotImplementedError):
 def check_supported(model: Model) -> None:
   if dtypes.float32 != model.body_inv_mass.dtype:
     raise Unsupported(f"{model.name}: the WGSL kernel is float32 only, the model is {model.body_inv_mass.dtype}")
-  if model.ntendon:   # issue 18: the muscle curves are in kernels/muscle.wgsl, the tendons' stage is not yet
-    raise Unsupported(f"{model.name}: the WGSL kernel does not step tendons yet ({', '.join(model.ten_name)}); "
-                      "use backend='oracle'")
 
 
 def model_batch(model: Model) -> int:
@@ -226,8 +226,15 @@ def _f(x: float) -> str: return repr(float(x))
 
 def state_bytes(model: Model) -> int:
   """Bytes of one env's working state (the `var<env>` arrays of kernels/xpbd_step.wgsl) in WGSL's layout: seven
-  vec3 arrays (stride 16) and a Quat array (stride 32) per body, a Correction (64) and LAMW f32 per joint."""
-  return max(model.nbody, 1) * (7 * 16 + 32) + max(model.njoint, 1) * (64 + 4 * max(NLAM.values()))
+  vec3 arrays (stride 16) and a Quat array (stride 32) per body, a Correction (64) and LAMW f32 per joint, an f32
+  per muscle."""
+  return (max(model.nbody, 1) * (7 * 16 + 32) + max(model.njoint, 1) * (64 + 4 * max(NLAM.values()))
+          + 4 * max(packed.nmuscle(model), 1))
+
+
+def state_rows(model: Model) -> int:
+  """Rows of 13 floats per env in the kernel's state buffers: the bodies', then the muscles' (oracle/packed.py)."""
+  return model.nbody + packed.muscle_rows(model)
 
 
 # envs from which one lane per env beats 32 on a CPU adapter (lavapipe: a workgroup runs on one thread, its
@@ -371,6 +378,7 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
+  if model.ntendon: why.append(f"tendons and muscles ({', '.join(model.ten_name)})")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 
@@ -382,7 +390,11 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
   def servo(kind): return [next((a for a, (t, jj) in enumerate(zip(model.act_type, model.act_joint))
                                  if t == kind and jj == j), -1) for j in range(model.njoint)]
   motors = [a for a, t in enumerate(model.act_type) if t == "motor"]
+  mus = muscle.muscles(model)
+  seg_ten, seg_a, seg_b = segments(model)
   lines = [f"const {k}: u32 = {v}u;" for k, v in dict(
+    NMUSCLE=len(mus), NMUSCLE_ARR=max(len(mus), 1), MROWS=packed.muscle_rows(model), NROWS=state_rows(model),
+    NSITE=model.nsite, NTENDON=model.ntendon, NTENDON_ARR=max(model.ntendon, 1), NSEG=len(seg_ten),
     NBODY=model.nbody, NJOINT=model.njoint, NBODY_ARR=max(model.nbody, 1), NJOINT_ARR=max(model.njoint, 1),
     LAMW=max(NLAM.values()), NLAM_ARR=max(model.njoint, 1) * max(NLAM.values()), NMOTOR=len(motors),
     NPARAM=nparam, NCTRL=max(model.nact, 1), BATCH=batch, NSTEPS=steps, SUBSTEPS=model.substeps,
@@ -400,6 +412,9 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             _table("COUNTS", "f32", [_f(n) for n in counts]), _table("JNT_POS_SERVO", "i32", servo("position")),
             _table("JNT_VEL_SERVO", "i32", servo("velocity")), _table("ACT_JOINT", "i32", list(model.act_joint)),
             _table("MOTORS", "u32", motors),
+            _table("MUSCLES", "u32", list(mus)), _table("MUS_TENDON", "u32", [model.act_tendon[a] for a in mus]),
+            _table("SITE_BODY", "i32", list(model.site_body)), _table("SEG_TENDON", "u32", list(seg_ten)),
+            _table("SEG_A", "u32", list(seg_a)), _table("SEG_B", "u32", list(seg_b)),
             f"const DT: f32 = {_f(model.dt)};", f"const MARGIN: f32 = {_f(model.contact_margin)};",
             f"const CONTACT_BETA: f32 = {_f(model.contact_beta)};",
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),

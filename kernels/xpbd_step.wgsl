@@ -15,9 +15,10 @@
 // the oracle's constants (EPS, the narrowphase's tolerances, the pair-kind dispatch), generated per Model.
 //
 // Buffers (tinygrad's layout: binding 0 is its INFINITY uniform, then the custom kernel's arguments in order):
-//   outp  (B, NBODY, 13)  the state after NSTEPS env-steps, oracle/packed.py's layout (the header's PACKED_*):
-//                         [pos 0:3 | quat (w,x,y,z) 3:7 | vel 7:10 | angvel 10:13]
-//   inp   (B, NBODY, 13)  the state before
+//   outp  (B, NROWS, 13)  the state after NSTEPS env-steps, oracle/packed.py's layout (the header's PACKED_*):
+//                         [pos 0:3 | quat (w,x,y,z) 3:7 | vel 7:10 | angvel 10:13] per body, then MROWS rows of
+//                         the muscles' activations, 13 a row (NROWS = NBODY + MROWS)
+//   inp   (B, NROWS, 13)  the state before
 //   prm   (MB, NPARAM)    the Model's tensors, flattened (MB = 1, or B with domain randomisation)
 //   ctrl  (B, NCTRL)      actuator controls, held for the call
 //   tab   (NTAB,) i32     the scene's static contact tables (kernels/program.py contact_tables)
@@ -43,6 +44,7 @@ var<env> fext: array<vec3<f32>, NBODY_ARR>; // motor force [N] and torque [N m],
 var<env> text: array<vec3<f32>, NBODY_ARR>;
 var<env> jc: array<Correction, NJOINT_ARR>; // this iteration's correction of each joint
 var<env> lam: array<f32, NLAM_ARR>;         // XPBD multipliers, LAMW per joint
+var<env> mact: array<f32, NMUSCLE_ARR>;     // the muscles' activations (the packed state's rows after the bodies')
 var<private> sb: u32;                            // this env's row of scr (0 for a private copy)
 var<private> overflow: u32;                      // candidate pairs beyond their capacity, this step (lane 0)
 var<private> mb: u32;                           // this env's row of prm (0 for a private copy)
@@ -91,9 +93,11 @@ fn substep(h: f32) {
   barrier();
   if (NSLOT > 0u) { tape_contact_velocity(); contact_velocity(h); barrier(); }
   if (DAMPING) { tape_damping(); joint_damping(h); barrier(); }
+  if (NMUSCLE > 0u) { activation(h); barrier(); }
 }
 
-// the env's packed state from inp at `base` into the working state (each body on its lane)
+// the env's packed state from inp at `base` into the working state (each body on its lane; the activations, in
+// the rows after the bodies', each on its muscle's lane)
 fn load_state(base: u32) {
   for (var b = lane; b < NBODY; b += LANES) {
     let o = base + PACKED_WIDTH * b;
@@ -102,6 +106,7 @@ fn load_state(base: u32) {
     bv[b] = in3(o + PACKED_VEL);
     bw[b] = in3(o + PACKED_ANGVEL);
   }
+  for (var k = lane; k < NMUSCLE; k += LANES) { mact[k] = inp[base + PACKED_WIDTH * NBODY + k]; }
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -112,7 +117,7 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_i
   lane = lid.x % LANES;
   env_in(e);   // sets sb and mb
   cb = e * NCTRL;
-  let base = e * NBODY * PACKED_WIDTH;
+  let base = e * NROWS * PACKED_WIDTH;
   load_state(base);
   barrier();
   var dropped = 0u;   // candidate pairs beyond their block's capacity, summed over the launch's steps (lane 0)
@@ -129,5 +134,9 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_i
     out3(o + PACKED_QUAT + 1u, bq[b].v);
     out3(o + PACKED_VEL, bv[b]);
     out3(o + PACKED_ANGVEL, bw[b]);
+  }
+  // the activation rows, zero-padded as oracle/packed.py join_act pads them
+  for (var k = lane; k < MROWS * PACKED_WIDTH; k += LANES) {
+    outp[base + PACKED_WIDTH * NBODY + k] = select(0.0, mact[min(k, NMUSCLE_ARR - 1u)], k < NMUSCLE);
   }
 }

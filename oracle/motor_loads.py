@@ -1,21 +1,24 @@
-"""Motor loads (DESIGN sec. 4): the forces and torques of every motor actuator and every tendon's spring (oracle/tendon.py),
-external loads for integrate."""
+"""Motor loads (DESIGN sec. 4): the forces and torques of every motor actuator, and of every tendon's spring and muscle
+(oracle/tendon.py, oracle/muscle.py): external loads for integrate."""
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.actuators import act_ctrl
 from oracle.math3 import V3, const, take
+from oracle.muscle import muscle_force
 from oracle.solve import gather_side
 from oracle.tendon import tendon_loads, tendon_spring, tendon_state
 from oracle.types import WORLD
 
 
-def motor_loads(model, packed: Tensor, ctrl: Tensor | None) -> tuple[V3 | None, V3 | None]:
-  """World-frame (force [N], torque [N m]) per body (B, nbody) from the motors and the tendons' springs, or
-  (None, None) when there are neither."""
+def motor_loads(model, packed: Tensor, ctrl: Tensor | None, act: Tensor | None = None) -> tuple[V3 | None, V3 | None]:
+  """World-frame (force [N], torque [N m]) per body (B, nbody) from the motors, the tendons' springs and the muscles
+  at the activations act (B, nmuscle), or (None, None) when there are none."""
   force, torque = joint_motor_loads(model, packed, ctrl)
   if not model.ntendon: return force, torque
   length, rate, geometry = tendon_state(model, packed)
-  tf, tt = tendon_loads(model, tendon_spring(model, length, rate), geometry)
+  tension = tendon_spring(model, length, rate)
+  if act is not None: tension = tension + muscle_force(model, act, length, rate)
+  tf, tt = tendon_loads(model, tension, geometry)
   return (tf, tt) if force is None else (force + tf, torque + tt)
 
 

@@ -83,8 +83,8 @@ def sigmoid5(x: Tensor) -> Tensor:
   return (x <= 0).where(0.0, (x >= 1).where(1.0, x * x * x * (3 * x * (2 * x - 5) + 10)))
 
 
-def muscle_dynamics(ctrl: Tensor, act: Tensor, prm: Tensor) -> Tensor:
-  """mju_muscleDynamics: d act/dt [1/s] for prm = (tau_act, tau_deact, tausmooth) (..., 3)."""
+def muscle_timescale(ctrl: Tensor, act: Tensor, prm: Tensor) -> Tensor:
+  """The activation filter's time constant tau [s] (mju_muscleDynamics before its division), prm (..., 3)."""
   actclamp = act.clip(0, 1)
   tau_act = prm[..., 0] * (0.5 + 1.5 * actclamp)
   tau_deact = prm[..., 1] / (0.5 + 1.5 * actclamp)
@@ -94,4 +94,29 @@ def muscle_dynamics(ctrl: Tensor, act: Tensor, prm: Tensor) -> Tensor:
   smooth_on = width >= MINVAL
   # the smooth branch divides by the width: a zero width there would put 0 * inf into the gradient
   smooth = tau_deact + (tau_act - tau_deact) * sigmoid5(dctrl / smooth_on.where(width, 1.0) + 0.5)
-  return dctrl / _floor(smooth_on.where(smooth, hard))
+  return _floor(smooth_on.where(smooth, hard))
+
+
+def muscle_dynamics(ctrl: Tensor, act: Tensor, prm: Tensor) -> Tensor:
+  """mju_muscleDynamics: d act/dt [1/s] for prm = (tau_act, tau_deact, tausmooth) (..., 3)."""
+  return (ctrl.clip(0, 1) - act) / muscle_timescale(ctrl, act, prm)
+
+
+def muscles(model) -> tuple[int, ...]:
+  """The muscle actuators' indices, in actuator order (the order of State.act)."""
+  return tuple(a for a, t in enumerate(model.act_type) if t == "muscle")
+
+
+def muscle_force(model, act: Tensor, length: Tensor, rate: Tensor) -> Tensor:
+  """Each tendon's muscle tension (B, ntendon) [N], negative (pulling): the sum over the muscles on it of MuJoCo's
+  actuator force gain(L, dL/dt) act + bias(L), from the activations act (B, nmuscle) and the tendons' length and rate
+  (B, ntendon) (oracle/tendon.py). The muscle's length is its tendon's (MuJoCo's gear 1)."""
+  from oracle.math3 import const, take
+  midx = muscles(model)
+  tidx = tuple(model.act_tendon[a] for a in midx)
+  ln, vel = take(length, tidx), take(rate, tidx)
+  lr, acc0, prm = (take(getattr(model, f), midx, axis=-2 if f != "act_acc0" else -1)
+                   for f in ("act_lengthrange", "act_acc0", "act_gainprm"))
+  force = muscle_gain(ln, vel, lr, acc0, prm) * act + muscle_bias(ln, lr, acc0, prm)
+  onehot = const([float(t == k) for t in tidx for k in range(model.ntendon)], force).reshape(len(tidx), model.ntendon)
+  return force @ onehot

@@ -1,4 +1,7 @@
-"""The packed state: one (B, nbody, 13) tensor [pos 0:3 | quat 3:7 | vel 7:10 | angvel 10:13] between stages.
+"""The packed state: one (B, nbody, 13) tensor [pos 0:3 | quat 3:7 | vel 7:10 | angvel 10:13] between stages. A model
+with muscles carries their activations in muscle_rows(model) more rows after the bodies', 13 activations a row in
+actuator order, zero-padded: every dynamic quantity stays in one realised tensor, so the steppers, checkpoints and
+gradients need no second state buffer. The step splits them off (split_act) and joins them back (join_act).
 
 Every stage of the step reads realised packed tensors and writes exactly one new one. Two reasons, both measured on
 tinygrad 0.14: an intermediate shared by two outputs is materialised as its own kernel (~100 tiny kernels per substep
@@ -39,11 +42,36 @@ def unpack_work(p: Tensor) -> tuple[V3, Quat, V3, V3, V3, V3]:
   return (*unpack(p), V3.of(p[..., DISP]), V3.of(p[..., ROT]))
 
 
-def pack_state(state: State) -> Tensor:
-  return state.body_pos.cat(state.body_quat, state.body_vel, state.body_angvel, dim=-1)
+def nmuscle(model) -> int: return sum(t == "muscle" for t in model.act_type)
 
 
-def unpack_state(p: Tensor, time: Tensor) -> State:
-  """A State whose fields are views of one packed tensor."""
-  return State(body_pos=p[..., POS], body_quat=p[..., QUAT], body_vel=p[..., VEL], body_angvel=p[..., ANGVEL],
-               time=time)
+def muscle_rows(model) -> int:
+  """Rows of the packed state after the bodies' that hold the muscles' activations."""
+  return -(-nmuscle(model) // WIDTH)
+
+
+def split_act(model, packed: Tensor) -> tuple[Tensor, Tensor | None]:
+  """(bodies (B, nbody, 13), activations (B, nmuscle) or None) of a packed state."""
+  if not muscle_rows(model): return packed, None
+  rows = packed[:, model.nbody:]
+  return packed[:, :model.nbody], rows.reshape(rows.shape[0], -1)[:, :nmuscle(model)]
+
+
+def join_act(model, bodies: Tensor, act: Tensor | None) -> Tensor:
+  """The packed state of bodies (B, nbody, 13) and activations (B, nmuscle) (split_act's inverse)."""
+  if act is None: return bodies
+  n = muscle_rows(model) * WIDTH
+  return bodies.cat(act.pad((None, (0, n - act.shape[-1]))).reshape(act.shape[0], -1, WIDTH), dim=1).contiguous()
+
+
+def pack_state(state: State, model=None) -> Tensor:
+  """The packed state of a State; model: needed when the state carries muscle activations."""
+  bodies = state.body_pos.cat(state.body_quat, state.body_vel, state.body_angvel, dim=-1)
+  return bodies if state.act is None else join_act(model, bodies, state.act)
+
+
+def unpack_state(p: Tensor, time: Tensor, model=None) -> State:
+  """A State whose fields are views of one packed tensor; model: needed when it carries muscle activations."""
+  bodies, act = (p, None) if model is None else split_act(model, p)
+  return State(body_pos=bodies[..., POS], body_quat=bodies[..., QUAT], body_vel=bodies[..., VEL],
+               body_angvel=bodies[..., ANGVEL], time=time, act=act)

@@ -4,14 +4,16 @@ in kernels/<stage>.wgsl (STAGES, in the order a step runs them):
 - broadphase (oracle/broadphase.py), once per step (M20 sec. 3.5): the candidate geom pairs, wrapped here by
   contact_plan (oracle/contacts.py) into the step's ContactPlan;
 then S substeps of h = dt / S, each:
-- motor_loads (oracle/motor_loads.py): the motors' forces and torques from the controls, and the tendons' springs
-  (oracle/tendon.py);
+- motor_loads (oracle/motor_loads.py): the motors' forces and torques from the controls, the tendons' springs and the
+  muscles' forces (oracle/tendon.py, oracle/muscle.py);
 - integrate (oracle/integrate.py): semi-implicit Euler with those loads, gravity and the gyroscopic term;
 - narrowphase (oracle/narrowphase.py): the candidate pairs' contacts at the predicted poses;
 - solve (oracle/solve.py), K times: one Jacobi iteration over every joint and contact;
 - recover (oracle/recover.py): velocities from the substep's motion;
 - contact_velocity (oracle/contact_velocity.py): dynamic friction and restitution;
-- joint_damping (oracle/joint_damping.py): joint damping and velocity drives (skipped unless has_damping).
+- joint_damping (oracle/joint_damping.py): joint damping and velocity drives (skipped unless has_damping);
+- activation (oracle/activation.py): the muscles' activations one substep on (their forces in motor_loads used the
+  ones the substep started from; skipped without muscles).
 
 Each stage is one small kernel over a realised packed state (oracle/packed.py): a substep is 3 + K (types + 1)
 kernels whatever the scene's size, each compiled once per scene and replayed every substep; contacts add a gather,
@@ -21,26 +23,29 @@ The front door (engine/) imports from here only: STAGES, substep, step_packed an
 """
 from __future__ import annotations
 from tinygrad import Tensor
+from oracle.activation import activation
 from oracle.contact_velocity import contact_velocity
 from oracle.contacts import ContactPlan, contact_plan, find_pairs, has_contacts, plan_from_pairs  # noqa: F401
 from oracle.integrate import integrate
 from oracle.joint_damping import has_damping, joint_damping  # noqa: F401
 from oracle.motor_loads import motor_loads
 from oracle.narrowphase import narrowphase
+from oracle.packed import join_act, split_act
 from oracle.recover import recover
 from oracle.solve import init_lambda, solve
 from oracle.types import Model
 
 # one file per stage in oracle/ and in kernels/, each defining a function of its name (tests/test_wgsl_bridge.py)
 STAGES = ("broadphase", "motor_loads", "integrate", "narrowphase", "solve", "recover", "contact_velocity",
-          "joint_damping")
+          "joint_damping", "activation")
 
 
 def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: ContactPlan | None = None,
             ctrl: Tensor | None = None) -> Tensor:
   """One XPBD substep on the packed (B, nbody, 13) state (M20 Alg. 2, lines 4-17). plan: this step's candidate
   contact pairs (oracle/contacts.py), None when the scene has none. ctrl: (B, nact) actuator controls or None."""
-  force, torque = motor_loads(model, packed, ctrl)
+  packed, act = split_act(model, packed)   # the muscles' activations ride in the packed state's last rows
+  force, torque = motor_loads(model, packed, ctrl, act)
   packed = integrate(model, packed, h, force, torque).contiguous()
   contacts = narrowphase(model, plan, packed) if plan is not None else None
   lam, clam = init_lambda(model), None
@@ -48,7 +53,8 @@ def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: Contact
     packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl)
   packed = recover(packed, h).contiguous()
   if plan is not None: packed = contact_velocity(model, plan, contacts, clam, packed, h)
-  return joint_damping(model, packed, h, ctrl) if damping else packed
+  if damping: packed = joint_damping(model, packed, h, ctrl)
+  return packed if act is None else join_act(model, packed, activation(model, act, ctrl, h))
 
 
 def step_packed(model: Model, packed: Tensor, damping: bool, eager: bool = False, ctrl: Tensor | None = None

@@ -113,6 +113,7 @@ class State:
   body_vel: Tensor                # (B, nbody, 3) [m/s]
   body_angvel: Tensor             # (B, nbody, 3) [rad/s] world frame
   time: Tensor                    # (B,) [s]
+  act: Tensor | None = None       # (B, nmuscle) muscle activations in [0, 1], muscles in actuator order; None without
   contact_overflow: Tensor | None = None  # (B,) int32 contact pairs the broadphase dropped in the last step (capacity)
 
   def tensors(self) -> tuple[Tensor, ...]:

@@ -66,3 +66,21 @@ def test_cli_bench_quick(tmp_path, capsys):
   res = json.loads(out_json.read_text())["results"][0]
   assert res["env_steps_per_s"] > 0 and res["compile_s"] > 0 and res["check_ok"]
   assert res["tinygrad"] and res["cpu_count"] >= 1 and res["backend"] == "oracle"
+
+
+def test_cli_leg_scripted_keys():
+  """`python -m engine leg` driven by scripted keys (one character per frame from a pipe): key 1 turns the hip
+  flexor on, its activation rises and the hip swings forward (a negative angle about +y); key 0 relaxes it."""
+  import re
+  keys = "1" + "." * 11 + "0" + "." * 11
+  res = subprocess.run([sys.executable, "-m", "engine", "leg", "--frames", "24"], input=keys, capture_output=True,
+                       text=True, cwd=ROOT, timeout=600)
+  assert res.returncode == 0, res.stderr
+  rows = [re.search(r"hip=\s*([-+.\d]+)deg knee=\s*([-+.\d]+)deg\s+hip_flexor=(\d)/([.\d]+)", line)
+          for line in res.stdout.splitlines()]
+  rows = [(float(m[1]), float(m[2]), int(m[3]), float(m[4])) for m in rows if m]
+  assert len(rows) == 24, res.stdout
+  hip, _, excitation, act = zip(*rows)
+  assert excitation[:12] == (1,) * 12 and excitation[12:] == (0,) * 12
+  assert act[0] > 0.5 and act[11] > 0.99 and act[-1] < 0.2       # activation follows, with MuJoCo's time constants
+  assert hip[11] < -20 and hip[0] > hip[11]                        # the hip swings forward
