@@ -52,10 +52,11 @@ SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES +
 # forward's; tests/test_parity_adjoint.py launches them behind a step program (adjoint_source). BACKWARD_FILES add the
 # stages' adjoints and the backward entry point (backward_source)
 ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints.wgsl", "adjoint/integrate.wgsl",
-                 "adjoint/collide.wgsl", "adjoint/primitives.wgsl", "adjoint/box.wgsl", "adjoint/box_box.wgsl")
+                 "adjoint/collide.wgsl", "adjoint/primitives.wgsl", "adjoint/box.wgsl", "adjoint/box_box.wgsl",
+                 "adjoint/muscle.wgsl", "adjoint/tendon.wgsl")
 BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint/narrowphase.wgsl",
                   "adjoint/solve.wgsl", "adjoint/recover.wgsl", "adjoint/contact_velocity.wgsl",
-                  "adjoint/joint_damping.wgsl")
+                  "adjoint/joint_damping.wgsl", "adjoint/activation.wgsl")
 BACKWARD_ENTRY = "xpbd_step_adj"
 SLOTADJ_W = 14   # a contact slot's adjoint floats on the tape (kernels/adjoint/narrowphase.wgsl SA_*)
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
@@ -315,8 +316,8 @@ def lane_functions(lanes: int) -> str:
 
 def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   """The backward kernel's constants (kernels/adjoint/xpbd_step.wgsl): GRAD_W, the gradient row per env (state
-  NBODY x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state (13
-  per body), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13 per body, the joints' multipliers,
+  NROWS x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state
+  (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13 per body, the joints' multipliers,
   and from TAPE_CLAM within it the contact slots' lambda_n, lambda_t), then from TAPE_DAMP the damping pass's input
   (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), from TAPE_SLOTADJ the contact
   slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from TAPE_SLOTS the contact slots' rows
@@ -324,12 +325,14 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   inputs and the slots of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays
   (TAPE_SUBSTEPS = 1)."""
   nb, nlam = 13 * model.nbody, max(model.njoint, 1) * max(NLAM.values())
+  start = nb + packed.nmuscle(model)   # a substep's start: the bodies' state and the activations
   consts = contact_tables(model)[0]
   nslot = consts["NSLOT"]
   keep = model.substeps if store else 1
   it = nb + nlam + 2 * nslot
-  out = dict(GRAD_W=nb + max(model.nact, 1) + param_layout(model)[1], TAPE_SUBSTEPS=keep, TAPE_ITER=model.substeps * nb,
-             TAPE_ITER_W=it, TAPE_CLAM=nb + nlam, SLOTADJ_W=SLOTADJ_W)
+  out = dict(GRAD_W=13 * state_rows(model) + max(model.nact, 1) + param_layout(model)[1], TAPE_SUBSTEPS=keep,
+             TAPE_STATE_W=start, TAPE_ITER=model.substeps * start, TAPE_ITER_W=it, TAPE_CLAM=nb + nlam,
+             SLOTADJ_W=SLOTADJ_W)
   out["TAPE_DAMP"] = out["TAPE_ITER"] + keep * model.iterations * it
   out["TAPE_CVEL"] = out["TAPE_DAMP"] + (keep * nb if damping else 0)
   out["TAPE_SLOTADJ"] = out["TAPE_CVEL"] + (keep * nb if nslot else 0)
@@ -378,7 +381,6 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
-  if model.ntendon: why.append(f"tendons and muscles ({', '.join(model.ten_name)})")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 

@@ -23,7 +23,8 @@ ORACLE, KERNELS = ROOT / "oracle", ROOT / "kernels"
 # the oracle files mirrored function by function: oracle path -> kernel file (every constraint in one kernel file)
 MIRRORS = {"math3.py": "math3.wgsl", "xpbd.py": "xpbd.wgsl", "collide/__init__.py": "collide.wgsl",
            "collide/primitives.py": "primitives.wgsl", "collide/box.py": "box.wgsl",
-           "collide/box_box.py": "box_box.wgsl", "constraints/*.py": "constraints.wgsl"}
+           "collide/box_box.py": "box_box.wgsl", "constraints/*.py": "constraints.wgsl", "muscle.py": "muscle.wgsl",
+           "tendon.py": "tendon.wgsl"}
 # the names only one side of a mirrored pair has, and why; anything else on one side only fails the test
 ONLY_ORACLE = {
   "math3.wgsl": dict.fromkeys(("of", "const", "identity", "stack", "vec", "map", "where"), "tensor plumbing: WGSL's "
@@ -38,6 +39,10 @@ ONLY_ORACLE = {
   "box_box.wgsl": {"_sel": "a where over a Tensor or a V3: select()"},
   "constraints.wgsl": {"register": "the registry's decorator", "jvec": "a gather of joint parameters: jv()",
                        "jscalar": "a gather of joint parameters: p1()"},
+  "muscle.wgsl": {"_prm": "splits prm's last axis into tensors: the kernel indexes the array",
+                  "muscles": "the muscle actuators' indices: the header's MUSCLES table"},
+  "tendon.wgsl": {"segments": "the segments' static index lists: the header's SEG_TENDON, SEG_A, SEG_B tables",
+                  "_sum_by": "a one-hot matmul summing segments per tendon: the kernel adds in a loop"},
 }
 ONLY_KERNEL = {
   "math3.wgsl": {"qmul": "Quat.__mul__ (no operator overloading in WGSL)",
@@ -51,6 +56,10 @@ ONLY_KERNEL = {
   "constraints.wgsl": {**dict.fromkeys(("hinge_angle_of", "rest_turn"), "hinge_angle's and lock_orientation's pure "
                                        "parts, from parameter values, that their adjoints replay (kernels/adjoint/)"),
                        "contact_err": "contact's depth, error and on, which contact_adj replays"},
+  "muscle.wgsl": dict.fromkeys(("muscle_prm", "muscle_lr"), "a muscle's parameter row read from the buffer (the "
+                               "oracle gathers them with take)"),
+  "tendon.wgsl": {"segment": "one segment's direction, length and rate: tendon_state's loop body, which the loads "
+                             "and the adjoints recompute per segment (the oracle holds every segment as a tensor)"},
   "solve.wgsl": dict.fromkeys(("joint_correction", "joint_corrections"),
                               "the joints' half of solve, which the backward kernel replays per iteration "
                               "(kernels/adjoint/solve.wgsl); the oracle solves by type"),
@@ -151,7 +160,9 @@ def test_verify_wgsl_names_mirror_the_oracle_functions(oracle_path):
 ADJOINT_PARTS = {"dlam": "dlam = (-err - at lam) / (w + at), inside positional and angular",
                  "impulse": "a Correction from an impulse, inside positional, angular and point",
                  "apply_pair": "apply to both sides, as every multi-part constraint does",
-                 "cross": "the WGSL built-in"}
+                 "cross": "the WGSL built-in",
+                 "clip01": "clamp(x, 0, 1), the WGSL built-in (the oracle's clip(0, 1)), as tinygrad differentiates it",
+                 "segment_loads": "one segment's share of tendon_loads, reversed segment by segment"}
 
 
 def test_verify_wgsl_adjoints_mirror_the_forward():

@@ -1,6 +1,7 @@
 // Adjoint of the motor_loads stage (kernels/motor_loads.wgsl, oracle/motor_loads.py): per motor, load = rotate(q1,
 // axis) clip(ctrl) gear; the child gets (load sl, load (1 - sl)), the parent (-f, -t - (x2 - x1) x f), f = load sl
-// (sl = 1 for a slide joint). Reads adj_f, adj_t (integrate_adj's) and the substep's start state.
+// (sl = 1 for a slide joint); then the tendons' loads (kernels/adjoint/tendon.wgsl). Reads adj_f, adj_t
+// (integrate_adj's) and the substep's start state.
 
 fn body_grad3(a: ptr<private, array<vec3<f32>, NBODY_ARR>>, b: i32) -> vec3<f32> {
   if (b < 0) { return vec3<f32>(0.0); }
@@ -31,4 +32,5 @@ fn motor_loads_adj() {
     gp1(OFF_ACT_GEAR + a, gk * u);
     act_ctrl_adj(i32(a), gk * gear);
   }
+  if (NTENDON > 0u) { tendon_loads_adj(); }
 }

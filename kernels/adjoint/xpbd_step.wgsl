@@ -10,9 +10,9 @@
 // SUBSTEPS the first pass records them for every substep (memory), with TAPE_SUBSTEPS == 1 substep_adj replays the
 // substep from its start and records them again (time). kernels/program.py tape_layout chooses.
 //
-// Buffers: the step kernel's (outp holds the gradients: per env [state NBODY x 13 | ctrl NCTRL | params NPARAM]),
+// Buffers: the step kernel's (outp holds the gradients: per env [state NROWS x 13 | ctrl NCTRL | params NPARAM]),
 // then the output gradient and the tape:
-//   gout  (B, NBODY, 13)  d loss / d (state after the step), oracle/packed.py's layout
+//   gout  (B, NROWS, 13)  d loss / d (state after the step), oracle/packed.py's layout (the muscles' rows last)
 //   tape  (B, TAPE)       per env, the records below (kernels/program.py tape_layout gives TAPE and the offsets)
 
 @group(0) @binding(7) var<storage, read_write> gout : array<f32>;
@@ -31,6 +31,7 @@ var<private> adj_t: array<vec3<f32>, NBODY_ARR>;
 var<private> adj_cx: array<vec3<f32>, NBODY_ARR>;   // of a body's summed correction (solve, joint_damping)
 var<private> adj_cth: array<vec3<f32>, NBODY_ARR>;
 var<private> adj_lam: array<f32, NLAM_ARR>;
+var<private> adj_act: array<f32, NMUSCLE_ARR>;  // of the muscles' activations
 var<private> go: u32;         // this env's row of outp, where the control and parameter gradients accumulate
 var<private> tb: u32;        // this env's row of the tape
 var<private> tape_s: u32;    // the substep being recorded
@@ -38,8 +39,8 @@ var<private> tape_s: u32;    // the substep being recorded
 // --- parameter and control gradients, at the forward's offsets (p1, p3, p4q), summed in the env's outp row: a
 // private array indexed by a runtime offset would lower (lavapipe) to a compare-and-select over all its NPARAM
 // elements per access, which made stack10's backward step take 13 s and its compile minutes ---
-fn gp1(off: u32, g: f32) { let o = go + NBODY * PACKED_WIDTH + NCTRL + off; outp[o] = outp[o] + g; }
-fn gctrl(u: u32, g: f32) { let o = go + NBODY * PACKED_WIDTH + u; outp[o] = outp[o] + g; }
+fn gp1(off: u32, g: f32) { let o = go + NROWS * PACKED_WIDTH + NCTRL + off; outp[o] = outp[o] + g; }
+fn gctrl(u: u32, g: f32) { let o = go + NROWS * PACKED_WIDTH + u; outp[o] = outp[o] + g; }
 fn gp3(off: u32, g: vec3<f32>) { gp1(off, g.x); gp1(off + 1u, g.y); gp1(off + 2u, g.z); }
 fn gp4q(off: u32, g: Quat) { gp1(off, g.w); gp3(off + 1u, g.v); }
 fn gjv(off: u32, j: u32, g: vec3<f32>) { gp3(off + 3u * j, g); }
@@ -134,7 +135,16 @@ fn t_damping() -> u32 { return tb + TAPE_DAMP + (tape_s % TAPE_SUBSTEPS) * 13u *
 fn tape_damping() { tape_velocities(t_damping()); }
 fn t_contact_velocity() -> u32 { return tb + TAPE_CVEL + (tape_s % TAPE_SUBSTEPS) * 13u * NBODY; }
 fn tape_contact_velocity() { tape_velocities(t_contact_velocity()); }
-fn t_substep(s: u32) -> u32 { return tb + 13u * NBODY * s; }
+// a substep's start: the bodies' state and the muscles' activations (TAPE_STATE_W floats)
+fn t_substep(s: u32) -> u32 { return tb + TAPE_STATE_W * s; }
+fn tape_start(o: u32) {
+  tape_velocities(o);
+  for (var k = 0u; k < NMUSCLE; k++) { tape[o + 13u * NBODY + k] = mact[k]; }
+}
+fn restore_start(o: u32) {
+  restore_velocities(o);
+  for (var k = 0u; k < NMUSCLE; k++) { mact[k] = tape[o + 13u * NBODY + k]; }
+}
 // store mode: the live contact slots' rows as substep s left them (the replay recomputes them)
 fn t_slot(s: u32, i: u32) -> u32 { return tb + TAPE_SLOTS + (s * NSLOT + i) * SLOT_W; }
 fn tape_slots(s: u32) {
@@ -154,13 +164,14 @@ fn restore_slots(s: u32) {
 // final multipliers are the substep's, in scr: replayed, or restored from the tape in store mode
 fn substep_adj(s: u32, h: f32) {
   tape_s = s;
-  if (TAPE_SUBSTEPS == 1u) { restore_velocities(t_substep(s)); substep(h); }   // records the iterations again
+  if (TAPE_SUBSTEPS == 1u) { restore_start(t_substep(s)); substep(h); }   // records the iterations again
   else if (NSLOT > 0u) { restore_slots(s); }
   for (var k = 0u; k < NBODY; k++) { adj_d[k] = vec3<f32>(0.0); adj_th[k] = vec3<f32>(0.0); }
   for (var k = 0u; k < NLAM_ARR; k++) { adj_lam[k] = 0.0; }   // the multipliers end with the substep
   for (var k = 0u; k < n_live_slots(); k++) {   // the slots' rows and multipliers too
     for (var f = 0u; f < SLOTADJ_W; f++) { tape[slot_grads(live_slot(k)) + f] = 0.0; }
   }
+  if (NMUSCLE > 0u) { restore_start(t_substep(s)); activation_adj(h); }   // the substep's last stage
   if (DAMPING) { restore_velocities(t_damping()); joint_damping_adj(h); }
   if (NSLOT > 0u) { restore_velocities(t_contact_velocity()); contact_velocity_adj(h); }
   recover_adj(h);
@@ -168,7 +179,7 @@ fn substep_adj(s: u32, h: f32) {
     if (NJOINT + NSLOT > 0u) { solve_adj(h, restore_iteration(it - 1u)); }
   }
   // init_lambda zeroes the multipliers: their gradient stops here
-  restore_velocities(t_substep(s));
+  restore_start(t_substep(s));
   motor_loads();   // integrate's loads
   if (NSLOT > 0u) {   // the narrowphase read the poses and velocities integrate predicted
     integrate(h);
@@ -187,12 +198,12 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
   env_in(e);
   cb = e * NCTRL;
   tb = e * TAPE;
-  let base = e * NBODY * PACKED_WIDTH;
+  let base = e * NROWS * PACKED_WIDTH;
   load_state(base);
   if (NSLOT > 0u) { broadphase(); }   // the step's candidate pairs, as the forward's (kernels/xpbd_step.wgsl)
   for (var s = 0u; s < SUBSTEPS; s++) {
     tape_s = s;
-    tape_velocities(t_substep(s));
+    tape_start(t_substep(s));
     substep(H);
     if (TAPE_SUBSTEPS > 1u && NSLOT > 0u) { tape_slots(s); }
   }
@@ -204,6 +215,7 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
     adj_v[b] = vec3<f32>(gout[o + PACKED_VEL], gout[o + PACKED_VEL + 1u], gout[o + PACKED_VEL + 2u]);
     adj_w[b] = vec3<f32>(gout[o + PACKED_ANGVEL], gout[o + PACKED_ANGVEL + 1u], gout[o + PACKED_ANGVEL + 2u]);
   }
+  for (var k = 0u; k < NMUSCLE; k++) { adj_act[k] = gout[base + PACKED_WIDTH * NBODY + k]; }
   go = e * GRAD_W;
   for (var k = NBODY * PACKED_WIDTH; k < GRAD_W; k++) { outp[go + k] = 0.0; }
   for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }
@@ -215,4 +227,5 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
     out3(o + PACKED_VEL, adj_v[b]);
     out3(o + PACKED_ANGVEL, adj_w[b]);
   }
+  for (var k = 0u; k < NMUSCLE; k++) { outp[go + PACKED_WIDTH * NBODY + k] = adj_act[k]; }
 }
