@@ -317,8 +317,9 @@ def lane_functions(lanes: int) -> str:
 def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   """The backward kernel's constants (kernels/adjoint/xpbd_step.wgsl): GRAD_W, the gradient row per env (state
   NROWS x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state
-  (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13 per body, the joints' multipliers,
-  and from TAPE_CLAM within it the contact slots' lambda_n, lambda_t), then from TAPE_DAMP the damping pass's input
+  (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13
+  per body, the joints' multipliers, and from TAPE_CLAM within it the contact slots' lambda_n, lambda_t), then from
+  TAPE_DAMP the damping pass's input
   (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), from TAPE_SLOTADJ the contact
   slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from TAPE_SLOTS the contact slots' rows
   as a substep leaves them (SLOT_W per slot, store mode only). store: keep the iterations', the velocity passes'
