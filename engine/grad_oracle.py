@@ -58,7 +58,9 @@ class RolloutGrad:
       return [Tensor.zeros(batch, n, dtype=self.model.body_pos0.dtype, device=device).contiguous().realize()] * steps
     seq = ctrl if isinstance(ctrl, (list, tuple)) or len(getattr(ctrl, "shape", ())) == 3 else [ctrl] * steps
     if len(seq) != steps: raise ValueError(f"ctrl: expected {steps} per-step controls, got {len(seq)}")
-    return [check_ctrl(self.model, batch, seq[t], device).contiguous().realize() for t in range(steps)]
+    # a fresh buffer per step (clone, not contiguous: that keeps a reshaped or sliced input's view), so every step's
+    # control reaches the JITs in the same form whether it came as numpy, a list or a Tensor (a JIT refuses others)
+    return [check_ctrl(self.model, batch, seq[t], device).clone().realize() for t in range(steps)]
 
   def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
     """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's

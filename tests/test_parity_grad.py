@@ -34,7 +34,7 @@ with contacts the geoms' friction, restitution and size are differentiated too (
 bounce and drop fall freely for the 10 steps: tests/test_parity_grad_contact.py starts them just before impact.
 """
 from __future__ import annotations
-import inspect
+import hashlib
 import json
 import numpy as np
 import pytest
@@ -71,10 +71,15 @@ GEOM_WRT = ("geom_friction", "geom_restitution", "geom_size")   # where the scen
 
 
 def inputs(model, steps: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-  """Float32-exact inputs: the packed state kicked by 0.5 m/s and rad/s (seed 1), per-step controls uniform over 1.2
-  times each actuator's range (seed 2), and the output gradient u ~ N(0, 1) (seed 3)."""
+  """Float32-exact inputs: the packed state kicked by 0.5 m/s and rad/s (seed 1), with each muscle's activation (the
+  packed state's last rows, oracle/packed.py) drawn uniform in [0, 1] (seed 4) so that it rises or falls, per-step
+  controls uniform over 1.2 times each actuator's range (seed 2), and the output gradient u ~ N(0, 1) (seed 3)."""
   from oracle.packed import pack_state
-  p0 = pack_state(engine.Simulator(model, batch=B).reset(seed=1, noise=0.5)).numpy().astype(np.float32)
+  start = engine.Simulator(model, batch=B).reset(seed=1, noise=0.5)
+  if nmuscle(model):
+    act = np.random.default_rng(4).uniform(0.0, 1.0, tuple(start.act.shape)).astype(np.float32)
+    start = start.replace(act=Tensor(act, device=start.act.device).cast(start.act.dtype))
+  p0 = pack_state(start, model).numpy().astype(np.float32)
   ctrl = None
   if model.nact:
     rng = model.act_ctrlrange.numpy().reshape(-1, 2)
@@ -84,46 +89,24 @@ def inputs(model, steps: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray
   return p0, ctrl, u
 
 
+def inputs_digest(model) -> str:
+  """What the golden references key on besides the physics: the inputs of both horizons, as bytes (so that this
+  file's code can change without staling them, unless the inputs do)."""
+  h = hashlib.sha256()
+  for steps in HORIZONS:
+    for a in inputs(model, steps): h.update(b"-" if a is None else a.tobytes())
+  return h.hexdigest()
+
+
 def gradients(rg, model, steps: int, dtype, device: str) -> dict[str, np.ndarray]:
   """d <u, final packed> / d (initial packed, ctrl per step, each WRT field with elements) through rg."""
   p0, ctrl, u = inputs(model, steps)
-  state = unpack_state(Tensor(p0, device=device).cast(dtype), Tensor.zeros(B, device=device).cast(dtype))
+  state = unpack_state(Tensor(p0, device=device).cast(dtype), Tensor.zeros(B, device=device).cast(dtype), model)
   seq = None if ctrl is None else [Tensor(c, device=device).cast(dtype) for c in ctrl]
   _, checkpoints = rg.forward(state, steps, seq)
   adj, params = rg.backward(checkpoints, Tensor(u, device=device).cast(dtype))
   out = {"state": adj.numpy(), **{k: v.numpy() for k, v in params.items()}}
   return {k: v.astype(np.float64) for k, v in out.items()}
-
-
-def inputs_act(model, steps: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-  """inputs() for a model with muscles: the packed state carries their activations (oracle/packed.py), drawn uniform
-  in [0, 1] (seed 4) so that each muscle's activation rises or falls. A function of its own because the other scenes'
-  golden references hash the source of inputs() and gradients()."""
-  from oracle.packed import pack_state
-  start = engine.Simulator(model, batch=B).reset(seed=1, noise=0.5)
-  act = np.random.default_rng(4).uniform(0.0, 1.0, tuple(start.act.shape)).astype(np.float32)
-  p0 = pack_state(start.replace(act=Tensor(act, device=start.act.device).cast(start.act.dtype)), model)
-  p0 = p0.numpy().astype(np.float32)
-  rng = model.act_ctrlrange.numpy().reshape(-1, 2)
-  mid, half = rng.mean(1), 0.6 * (rng[:, 1] - rng[:, 0])
-  ctrl = (mid + np.random.default_rng(2).uniform(-1, 1, (steps, B, model.nact)) * half).astype(np.float32)
-  return p0, ctrl, np.random.default_rng(3).normal(size=p0.shape).astype(np.float32)
-
-
-def gradients_act(rg, model, steps: int, dtype, device: str) -> dict[str, np.ndarray]:
-  """gradients() for a model with muscles (inputs_act; the state's activations are part of "state")."""
-  p0, ctrl, u = inputs_act(model, steps)
-  state = unpack_state(Tensor(p0, device=device).cast(dtype), Tensor.zeros(B, device=device).cast(dtype), model)
-  _, checkpoints = rg.forward(state, steps, [Tensor(c, device=device).cast(dtype) for c in ctrl])
-  adj, params = rg.backward(checkpoints, Tensor(u, device=device).cast(dtype))
-  out = {"state": adj.numpy(), **{k: v.numpy() for k, v in params.items()}}
-  return {k: v.astype(np.float64) for k, v in out.items()}
-
-
-def gradients_of(model):
-  """gradients, or gradients_act for a model with muscles, and the source its golden references hash."""
-  if not nmuscle(model): return gradients, inspect.getsource(inputs) + inspect.getsource(gradients)
-  return gradients_act, inspect.getsource(inputs_act) + inspect.getsource(gradients_act)
 
 
 def has_contacts(model) -> bool:
@@ -140,15 +123,14 @@ def wrt_of(model) -> tuple[str, ...]:
 
 def oracle(name: str, steps: int, dtype) -> dict[str, np.ndarray]:
   """The oracle's gradients in `dtype` for both horizons, from one RolloutGrad (its capture dominates the cost)."""
-  fn, code = gradients_of(engine.load_scene(ALL[name]))
   def compute():
     model = engine.load_scene(ALL[name], dtype=dtype, device="CPU")
     rg = RolloutGrad(model, wrt_of(model))
-    return {f"{n}/{k}": v for n in HORIZONS for k, v in fn(rg, model, n, dtype, "CPU").items()}
+    return {f"{n}/{k}": v for n in HORIZONS for k, v in gradients(rg, model, n, dtype, "CPU").items()}
   scene = ALL[name] if isinstance(ALL[name], dict) else name
-  wrt = wrt_names(engine.load_scene(ALL[name]))
-  out = golden(f"grad_parity_{name}_{dtype.name}", dict(scene=scene, horizons=HORIZONS, batch=B, wrt=wrt, code=code),
-               compute, PHYSICS)
+  model = engine.load_scene(ALL[name])
+  out = golden(f"grad_parity_{name}_{dtype.name}", dict(scene=scene, horizons=HORIZONS, batch=B, wrt=wrt_names(model),
+               inputs=inputs_digest(model)), compute, PHYSICS)
   return {k.split("/", 1)[1]: v for k, v in out.items() if k.startswith(f"{steps}/")}
 
 
@@ -179,7 +161,7 @@ def test_parity_grad(name: str, steps: int):
   if (name, steps) == ("muscle_hang", 1):   # see the module's docstring
     pytest.xfail("muscle_hang x1: d / d body_inv_mass 5.9e-3 from float64 where the float32 oracle is 6.9e-5")
   model, rg = kernel(name)
-  got = gradients_of(model)[0](rg, model, steps, dtypes.float32, "WEBGPU")
+  got = gradients(rg, model, steps, dtypes.float32, "WEBGPU")
   judge(f"{name} x{steps}", model, got, oracle(name, steps, dtypes.float64), oracle(name, steps, dtypes.float32))
 
 
