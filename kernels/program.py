@@ -398,6 +398,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
   lines = [f"const {k}: u32 = {v}u;" for k, v in dict(
     NMUSCLE=len(mus), NMUSCLE_ARR=max(len(mus), 1), MROWS=packed.muscle_rows(model), NROWS=state_rows(model),
     NSITE=model.nsite, NTENDON=model.ntendon, NTENDON_ARR=max(model.ntendon, 1), NSEG=len(seg_ten),
+    NSEG_ARR=max(len(seg_ten), 1),
     NBODY=model.nbody, NJOINT=model.njoint, NBODY_ARR=max(model.nbody, 1), NJOINT_ARR=max(model.njoint, 1),
     LAMW=max(NLAM.values()), NLAM_ARR=max(model.njoint, 1) * max(NLAM.values()), NMOTOR=len(motors),
     NPARAM=nparam, NCTRL=max(model.nact, 1), BATCH=batch, NSTEPS=steps, SUBSTEPS=model.substeps,
