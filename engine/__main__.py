@@ -7,7 +7,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 
 from engine.cli_bench import ROOT, SCENES
 
@@ -26,28 +25,12 @@ def _load(path):
     raise CLIError(str(e)) from None
 
 
-def simulate(model, batch: int, seconds: float, fps: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict]:
-  """Roll out `batch` envs for `seconds` and record one state per frame: (T, B, nbody, 3), (T, B, nbody, 4) and
-  timings. Envs get slightly different initial velocities (noise 0.05) when batch > 1 so the tiles differ."""
-  from engine.simulator import Simulator
-  every = max(1, round(1.0 / (fps * model.dt)))  # env-steps per frame
-  nframes = max(1, round(seconds * fps))
-  sim = Simulator(model, batch=batch, steps_per_call=1)
-  state = sim.reset(seed=seed, noise=0.05 if batch > 1 else 0.0)
-  t0 = time.perf_counter()
-  _, rec = sim.trajectory(state, nframes * every, every=every)   # one state per frame, 1-step JIT calls
-  info = {"frames": nframes, "steps_per_frame": every, "sim_seconds": nframes * every * model.dt,
-          "wall_s": time.perf_counter() - t0}
-  info["act"] = rec["act"][1:] if "act" in rec else None
-  return rec["pos"][1:], rec["quat"][1:], info
-
-
 def cmd_render(args) -> int:
-  from engine.render import render_gif
+  from engine.render import record, render_gif
   if args.batch < 1: raise CLIError(f"--batch: expected a positive integer, got {args.batch}")
   if not (args.seconds > 0 and args.fps > 0): raise CLIError("--seconds and --fps must be positive")
   model, scene = _load(args.scene)
-  pos, quat, info = simulate(model, args.batch, args.seconds, args.fps, args.seed)
+  pos, quat, info = record(model, args.batch, args.seconds, args.fps, args.seed)
   out = Path(args.output)
   out.parent.mkdir(parents=True, exist_ok=True)
   try:
@@ -88,7 +71,7 @@ def cmd_bench(args) -> int:
 
 def cmd_demo(args) -> int:
   from engine.cli_bench import bench, table
-  from engine.render import render_gif
+  from engine.render import record, render_gif
   out = Path(args.out)
   out.mkdir(parents=True, exist_ok=True)
   paths = sorted(SCENES.glob("*.json"))
@@ -100,7 +83,7 @@ def cmd_demo(args) -> int:
         flush=True)
   for path, batch, gif in jobs:
     model, scene = _load(path)
-    pos, quat, info = simulate(model, batch, 3.0, 30)
+    pos, quat, info = record(model, batch, 3.0, 30)
     render_s = render_gif(model, pos, quat, gif, 30, 320, 240, scene.get("camera"), info["act"])
     print(f"  {model.name} x{batch}: {info['frames']} frames, sim {info['wall_s']:.1f} s, render {render_s:.1f} s "
           f"-> {gif}", flush=True)

@@ -126,18 +126,10 @@ def run(scene_path, frames: int | None = None, stream=None, out=None) -> dict:
 
 def render(scene_path, gif, seconds: float = 1.5, fps: float = 30.0) -> str:
   """leg2 under the scripted pattern(), rendered to a GIF with its tendons coloured by activation."""
-  from engine.render import render_gif
+  from engine.render import record, render_gif
   from engine.scene import load_scene, load_scene_dict
-  from engine.simulator import Simulator
   model = load_scene(scene_path)
-  sim = Simulator(model, batch=1)
-  state = sim.reset()
-  every = max(1, round(1.0 / (fps * model.dt)))
-  pos, quat, act = [], [], []
-  for k in range(round(seconds * fps)):
-    state = sim.rollout(state, every, ctrl=np.array([pattern(k / fps)], np.float32))
-    pos.append(state.body_pos.numpy()), quat.append(state.body_quat.numpy()), act.append(state.act.numpy())
+  pos, quat, info = record(model, 1, seconds, fps, ctrl=lambda t: np.array([pattern(t)], np.float32))
   t0 = time.perf_counter()
-  render_gif(model, np.stack(pos), np.stack(quat), gif, fps, 320, 240, load_scene_dict(scene_path).get("camera"),
-             act=np.stack(act))
+  render_gif(model, pos, quat, gif, fps, 320, 240, load_scene_dict(scene_path).get("camera"), act=info["act"])
   return f"leg2 x1: {len(pos)} frames under the scripted excitation, render {time.perf_counter() - t0:.1f} s -> {gif}"

@@ -324,7 +324,7 @@ def _draw_lines(tile: np.ndarray, cam: Camera, seg: np.ndarray, rgb: np.ndarray,
 def tendons_of(model, body_pos: np.ndarray, body_quat: np.ndarray, act: np.ndarray | None = None) -> tuple | None:
   """The tendons' segments over a (T, B, nbody, .) trajectory and their colours: a muscle's tendon from grey (act 0)
   to red (act 1) by its activation (T, B, nmuscle), any other tendon white. None for a model without tendons."""
-  if not getattr(model, "ntendon", 0): return None   # a Model, or any object with the geom fields
+  if not model.ntendon: return None
   from engine.npquat import quat_rotate
   from oracle.muscle import muscles
   from oracle.tendon import segments
@@ -363,6 +363,30 @@ def save_gif(frames: list[np.ndarray], path, fps: float = 30) -> None:
   ends = np.round(np.arange(1, len(ims) + 1) * 100.0 / fps) * 10
   ims[0].save(path, format="GIF", save_all=True, append_images=ims[1:], duration=np.diff(ends, prepend=0).tolist(),
               loop=0)
+
+
+def record(model, batch: int, seconds: float, fps: float, seed: int = 0,
+           ctrl=None) -> tuple[np.ndarray, np.ndarray, dict]:
+  """Roll out `batch` envs for `seconds` and record one state per frame: (T, B, nbody, 3), (T, B, nbody, 4) and info
+  (frames, steps per frame, simulated seconds, wall time, and act (T, B, nmuscle) or None). Envs get slightly different
+  initial velocities (noise 0.05) when batch > 1 so the tiles differ. ctrl: None (zeros), or a function of the time t
+  [s] at a frame's start giving the (batch, nact) controls held over that frame."""
+  from engine.simulator import Simulator
+  every = max(1, round(1.0 / (fps * model.dt)))  # env-steps per frame
+  nframes = max(1, round(seconds * fps))
+  sim = Simulator(model, batch=batch, steps_per_call=1)
+  state = sim.reset(seed=seed, noise=0.05 if batch > 1 else 0.0)
+  t0 = time.perf_counter()
+  # one trajectory call (1-step JIT calls) for the whole run, or one per frame when the controls change per frame
+  runs = [(nframes * every, None)] if ctrl is None else [(every, ctrl(k / fps)) for k in range(nframes)]
+  recs = []
+  for steps, u in runs:
+    state, rec = sim.trajectory(state, steps, every=every, ctrl=u)
+    recs.append({k: v[1:] for k, v in rec.items()})
+  rec = {k: np.concatenate([r[k] for r in recs]) for k in recs[0]}
+  info = {"frames": nframes, "steps_per_frame": every, "sim_seconds": nframes * every * model.dt,
+          "wall_s": time.perf_counter() - t0, "act": rec.get("act")}
+  return rec["pos"], rec["quat"], info
 
 
 def render_gif(model, body_pos, body_quat, path, fps: float = 30, width: int = 320, height: int = 240,

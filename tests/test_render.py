@@ -251,7 +251,8 @@ def test_render_geom_arrays_and_gif(tmp_path):
     def __init__(self, a): self.a = np.asarray(a, np.float32)
     def numpy(self): return self.a
   g = scene(PLANE, ("box", 0, (0, 0, 0), (0.2, 0.2, 0.2), GREEN))
-  model = SimpleNamespace(**{k: (T(v) if isinstance(v, np.ndarray) else v) for k, v in g.items()}, name="m")
+  model = SimpleNamespace(**{k: (T(v) if isinstance(v, np.ndarray) else v) for k, v in g.items()}, name="m",
+                          ntendon=0)   # render_gif draws a Model's tendons: this stand-in has none
   arrays = geom_arrays(model)
   assert arrays["geom_type"] == ("plane", "box") and arrays["geom_size"].dtype == np.float32
   pos, quat = traj([[[[0, 0, 0.2]]], [[[0, 0, 0.4]]]])
