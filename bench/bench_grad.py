@@ -2,9 +2,9 @@
 (a) the WGSL kernel's forward alone (Simulator.rollout, every step in one launch), (b) a gradient through it
 (engine.grad.rollout_grad on the WEBGPU device: the checkpointed forward, one launch per step, then the backward
 kernel once per step, each pass one TinyJit), and (c) the backward kernel alone, `steps` launches in a TinyJit, with
-its tape in either mode (replay each substep, or store every substep's iterations: kernels/program.py tape_layout),
+its tape in either mode (replay each substep, or store every substep's iterations: kernels/tape.py tape_layout),
 with the tape's bytes per env (scratch of one step: the same for any horizon); backward_mode is the one rollout_grad
-uses (kernels/program.py store_mode).
+uses (kernels/tape.py store_mode).
 
   python bench/bench_grad.py                         # pendulum x4096, chain x64, drop x64, stack10 x64 (lavapipe here)
   python bench/bench_grad.py --only chain:64 --steps 20
@@ -34,7 +34,9 @@ from engine.npquat import quat_rotate  # noqa: E402
 from engine.scene import load_scene  # noqa: E402
 from engine.simulator import Simulator  # noqa: E402
 from engine.stepping import jit  # noqa: E402
-from kernels.program import Unsupported, check_backward, store_mode, tape_layout  # noqa: E402
+from kernels.layout import Unsupported  # noqa: E402
+from kernels.program import check_backward  # noqa: E402
+from kernels.tape import store_mode, tape_layout  # noqa: E402
 from oracle.packed import pack_state  # noqa: E402
 
 ITEMS = (("pendulum", 4096), ("chain", 64), ("drop", 64), ("stack10", 64))

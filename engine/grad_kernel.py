@@ -19,7 +19,7 @@ class KernelRolloutGrad(RolloutGrad):
 
   def __init__(self, model, wrt: tuple[str, ...] = ()):
     from engine import wgsl
-    from kernels.program import PARAMS
+    from kernels.layout import PARAMS
     for name in wrt:
       if name not in PARAMS:
         raise ValueError(f"wrt: {name!r} is not a parameter the WGSL kernel differentiates (one of {list(PARAMS)})")

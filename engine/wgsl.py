@@ -9,7 +9,7 @@ Everything that touches tinygrad's alpha custom-kernel API or its WebGPU runtime
 - `CHECK`: when true (the tests set it), every launch runs inside a WebGPU validation error scope and raises on an
   error, and outputs are poisoned with NaN before the launch. Dawn's dispatch-time validation errors are otherwise
   silent: the output would keep whatever the buffer held.
-- `LANES`: invocations per env for every step launch (None: kernels.program.default_lanes per scene, batch and
+- `LANES`: invocations per env for every step launch (None: kernels.lanes.default_lanes per scene, batch and
   adapter; the tests and the bench force 1 or more to compare layouts). Environment variable TINYXPBD_WGSL_LANES.
 """
 from __future__ import annotations
@@ -18,8 +18,9 @@ import warnings
 from functools import lru_cache
 from tinygrad import Device, Tensor, dtypes
 from tinygrad.uop.ops import KernelInfo, Ops, ProgramInfo, UOp
-from kernels.program import (MAX_WORKGROUPS, WORKGROUP, check_supported, contact_tables, default_lanes, model_batch,
-                             pack_params, source, state_rows, workgroup_size)
+from kernels.lanes import MAX_WORKGROUPS, WORKGROUP, default_lanes, workgroup_size
+from kernels.layout import check_supported, contact_tables, model_batch, pack_params, state_rows
+from kernels.program import source
 from oracle.types import Model
 
 CHECK = os.environ.get("TINYXPBD_WGSL_CHECK", "0") == "1"
@@ -63,7 +64,7 @@ def adapter() -> str:
 
 @lru_cache(maxsize=None)
 def cpu_adapter() -> bool:
-  """Whether the adapter is a CPU (lavapipe), which favours one lane per env (kernels.program.default_lanes)."""
+  """Whether the adapter is a CPU (lavapipe), which favours one lane per env (kernels.lanes.default_lanes)."""
   from tinygrad.runtime.autogen import webgpu as wg
   return _adapter_info().adapterType == wg.WGPUAdapterType_CPU
 
@@ -213,7 +214,7 @@ _TABLES: dict = {}
 
 def tables(model: Model) -> tuple[Tensor, dict[str, int]]:
   """The scene's static contact tables as an int32 buffer on WEBGPU (built once per topology), and the header's
-  constants (kernels.program.contact_tables: SCR floats of scratch per env, the overflow count at OVF)."""
+  constants (kernels.layout.contact_tables: SCR floats of scratch per env, the overflow count at OVF)."""
   consts, flat = contact_tables(model)
   key = tuple(flat)
   if key not in _TABLES: _TABLES[key] = Tensor(flat or [0], dtype=dtypes.int32, device="WEBGPU").realize()
@@ -235,7 +236,7 @@ def step_scratch(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps
   """`steps` env-steps of every env by the WGSL kernel: packed (B, nbody, 13) float32 on WEBGPU -> the same shape,
   and the (B, SCR) scratch rows as the launch left them (contact_set and step_overflow read them).
   ctrl: (B, nact) or None (zeros). damping: see kernels.program.source. lanes: invocations per env (None: LANES, else
-  kernels.program.default_lanes for this adapter). Lazy, like any tensor op; realise it or call it inside a
+  kernels.lanes.default_lanes for this adapter). Lazy, like any tensor op; realise it or call it inside a
   TinyJit."""
   B = packed.shape[0]
   if packed.device != "WEBGPU" or packed.dtype != dtypes.float32:
@@ -274,10 +275,12 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   """The backward kernel (kernels/adjoint/xpbd_step.wgsl): for one env-step from `packed` (B, nbody, 13) with ctrl
   (B, nact) or None, and gout = d loss / d (the state after it), returns (d loss / d packed (B, nbody, 13),
   d loss / d ctrl (B, max(nact, 1)), d loss / d the parameter row (B, NPARAM) per env: param_grads names them).
-  store: keep every substep's iterations on the tape instead of replaying each substep (kernels.program.tape_layout);
-  None: where it applies (kernels.program.store_mode). prm: the packed parameters (default: params(model)). Lazy,
+  store: keep every substep's iterations on the tape instead of replaying each substep (kernels.tape.tape_layout);
+  None: where it applies (kernels.tape.store_mode). prm: the packed parameters (default: params(model)). Lazy,
   like step()."""
-  from kernels.program import BACKWARD_ENTRY, backward_source, param_layout, store_mode, tape_layout
+  from kernels.layout import param_layout
+  from kernels.program import BACKWARD_ENTRY, backward_source
+  from kernels.tape import store_mode, tape_layout
   B, nb = packed.shape[0], state_rows(model) * 13
   if damping is None:
     from oracle.joint_damping import has_damping
@@ -321,10 +324,10 @@ def step_grad(model: Model, packed: Tensor, ctrl: Tensor | None = None) -> Tenso
 
 
 def param_grads(model: Model, gprm: Tensor) -> dict[str, Tensor]:
-  """step_vjp's (B, NPARAM) parameter gradients per Model field (kernels.program.PARAMS), each in the field's shape:
+  """step_vjp's (B, NPARAM) parameter gradients per Model field (kernels.layout.PARAMS), each in the field's shape:
   summed over the batch where the field is shared by every env (the oracle's semantics), per env where it carries a
   batch axis."""
-  from kernels.program import PARAMS, param_layout
+  from kernels.layout import PARAMS, param_layout
   off, _ = param_layout(model)
   out = {}
   for name, rank in PARAMS.items():
@@ -348,8 +351,8 @@ def _spare() -> Tensor:
 
 def _step_scratch(model: Model, batch: int) -> Tensor:
   """The backward kernel's binding of the step's scratch: its replay of the step needs the contact plan there when
-  the scratch row is too long to be private (kernels/program.py env_buffers), else the one-float spare."""
-  from kernels.program import PRIVATE_SCRATCH
+  the scratch row is too long to be private (kernels/lanes.py env_buffers), else the one-float spare."""
+  from kernels.lanes import PRIVATE_SCRATCH
   n = tables(model)[1]["SCR"]
   return _spare() if n <= PRIVATE_SCRATCH else Tensor.empty(batch, n, device="WEBGPU")
 

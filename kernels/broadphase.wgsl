@@ -153,7 +153,7 @@ fn plane_reach(pl: u32, i: u32) -> bool {
 // pairs keep their static slots, the plan's first, empty where the geom cannot reach the plane this step
 fn broadphase() {
   overflow = 0u;
-  // 1. (for the plane pairs too: every non-plane geom is hashed, kernels/program.py contact_tables)
+  // 1. (for the plane pairs too: every non-plane geom is hashed, kernels/layout.py contact_tables)
   for (var i = lane; i < n_hash(); i += LANES) {
     let b = geom_aabb(hashed_geom(i));
     sv3(h_aabb(i), b[0]);

@@ -4,7 +4,7 @@
 // scratch buffer `scr`, and the scene's static tables in `tab`, not in private arrays: lavapipe lowers a
 // dynamically indexed private array to a compare-and-select over every element, so compile time grew with the slot
 // count (2.7 s at 8 slots, 24 s at 64, over 10 minutes at stack10's 260).
-// scr row (kernels/program.py contact_tables): [pair geoms 2 NPAIR (as floats: -1 stored as bits would be a NaN,
+// scr row (kernels/layout.py contact_tables): [pair geoms 2 NPAIR (as floats: -1 stored as bits would be a NaN,
 // which a float store may change) | SLOT_W floats per contact slot, from SCR_SLOTS | the spatial hash's work rows
 // (kernels/broadphase.wgsl), from SCR_AABB, SCR_CELL, SCR_BUCKET and SCR_ROW | pairs dropped (OVF)]. A slot's floats are laid out by the header's SLOT_*
 // offsets, generated from the oracle's narrowphase row (oracle/contacts.py VALID, NORMAL, ...) followed by its

@@ -1,5 +1,5 @@
 // The XPBD step (M20 Alg. 2) as one WGSL kernel: each env loops over steps, substeps and Jacobi iterations, on LANES
-// invocations (engine/wgsl.py picks LANES: kernels/program.py default_lanes). LANES == 1: one invocation per env,
+// invocations (engine/wgsl.py picks LANES: kernels/lanes.py default_lanes). LANES == 1: one invocation per env,
 // WORKGROUP envs per workgroup. LANES > 1: one workgroup per env, its lanes sharing each stage's items (bodies,
 // joints, pairs, contact slots: item i on lane i % LANES, the same lane every iteration, so a joint's or a slot's
 // multipliers never move between lanes) with a barrier() wherever a stage reads what another lane wrote. Per-body
@@ -21,14 +21,14 @@
 //   inp   (B, NROWS, 13)  the state before
 //   prm   (MB, NPARAM)    the Model's tensors, flattened (MB = 1, or B with domain randomisation)
 //   ctrl  (B, NCTRL)      actuator controls, held for the call
-//   tab   (NTAB,) i32     the scene's static contact tables (kernels/program.py contact_tables)
+//   tab   (NTAB,) i32     the scene's static contact tables (kernels/layout.py contact_tables)
 //   scr   (B, SCR)        per-env scratch: the contact plan and slots (kernels/contacts.wgsl; the kernel's own)
 
 @group(0) @binding(0) var<uniform> INFINITY : f32;
 @group(0) @binding(1) var<storage, read_write> outp : array<f32>;
 @group(0) @binding(2) var<storage, read_write> inp : array<f32>;
 @group(0) @binding(4) var<storage, read_write> ctrl : array<f32>;
-// prm (binding 3), tab (5) and scr (6) are declared by the header (kernels/program.py env_buffers): the storage
+// prm (binding 3), tab (5) and scr (6) are declared by the header (kernels/lanes.py env_buffers): the storage
 // buffers themselves with LANES > 1; with one lane per env, private copies that env_in() fills and env_out() writes
 // back, as lavapipe checks the bounds of every storage access on every SIMD lane
 

@@ -129,7 +129,7 @@ def test_grad_errors_name_what_is_missing():
 
 
 def test_parity_store_replay(scene="double_pendulum"):
-  """The backward kernel's two tape modes (kernels/program.py tape_layout: keep every substep's iterations, or replay
+  """The backward kernel's two tape modes (kernels/tape.py tape_layout: keep every substep's iterations, or replay
   each substep) run the same arithmetic in the same order on the same inputs, so their gradients agree to float32
   rounding: measured equal to the bit on chain, double_pendulum, pendulum, cartpole, reacher, drop, bounce and incline
   (2026-11-25; bench/bench_grad.py records it per scene); 1e-6 relative allows a compiler's different contraction of

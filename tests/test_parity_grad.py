@@ -41,7 +41,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 import engine
 from engine.grad import KernelRolloutGrad, RolloutGrad
-from kernels.program import PARAMS, contact_tables
+from kernels.layout import PARAMS, contact_tables
 from oracle.packed import nmuscle, unpack_state
 from tests.golden import PHYSICS, golden
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)

@@ -65,8 +65,9 @@ def test_parity_lanes_vs_oracle(lanes_forced):
 
 
 def test_parity_lanes_options():
-  """The default rule and its limits (kernels/program.py default_lanes, check_lanes)."""
-  from kernels.program import WORKGROUP_BYTES, check_lanes, default_lanes, state_bytes
+  """The default rule and its limits (kernels/lanes.py default_lanes, check_lanes)."""
+  from kernels.lanes import WORKGROUP_BYTES, check_lanes, default_lanes
+  from kernels.layout import state_bytes
   pendulum, stack = (build_model(scene_of(n)) for n in ("pendulum", "stack10"))
   assert default_lanes(pendulum, 256, cpu=False) == 1                           # no contacts: one env per invocation
   assert default_lanes(stack, 64, cpu=False) == 32 and default_lanes(stack, 64, cpu=True) == 1

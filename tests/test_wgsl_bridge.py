@@ -12,7 +12,8 @@ import engine
 from engine.scene import load_scene
 from engine.simulator import Simulator
 from engine.wgsl import ENTRY
-from kernels.program import COLLIDE_FILES, SOURCES, Unsupported
+from kernels.layout import Unsupported
+from kernels.program import COLLIDE_FILES, SOURCES
 from oracle.collide import NARROWPHASE
 from oracle.constraints import CONSTRAINTS
 from oracle.step import STAGES

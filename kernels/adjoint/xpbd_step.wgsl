@@ -8,12 +8,12 @@
 // recover_adj, solve_adj per Jacobi iteration, narrowphase_adj, integrate_adj, motor_loads_adj), each named as its
 // forward stage and kept in the file of that name under kernels/adjoint/. An iteration's adjoint needs its input state and multipliers: with TAPE_SUBSTEPS ==
 // SUBSTEPS the first pass records them for every substep (memory), with TAPE_SUBSTEPS == 1 substep_adj replays the
-// substep from its start and records them again (time). kernels/program.py tape_layout chooses.
+// substep from its start and records them again (time). kernels/tape.py tape_layout chooses.
 //
 // Buffers: the step kernel's (outp holds the gradients: per env [state NROWS x 13 | ctrl NCTRL | params NPARAM]),
 // then the output gradient and the tape:
 //   gout  (B, NROWS, 13)  d loss / d (state after the step), oracle/packed.py's layout (the muscles' rows last)
-//   tape  (B, TAPE)       per env, the records below (kernels/program.py tape_layout gives TAPE and the offsets)
+//   tape  (B, TAPE)       per env, the records below (kernels/tape.py tape_layout gives TAPE and the offsets)
 
 @group(0) @binding(7) var<storage, read_write> gout : array<f32>;
 @group(0) @binding(8) var<storage, read_write> tape : array<f32>;

@@ -1,0 +1,47 @@
+"""The backward kernel's tape (kernels/adjoint/xpbd_step.wgsl): its layout per env (tape_layout) and the choice
+between keeping every substep's iterations and replaying each substep (store_mode)."""
+from __future__ import annotations
+from kernels.layout import contact_tables, param_layout, state_rows
+from oracle import packed
+from oracle.constraints import NLAM
+from oracle.types import Model
+
+SLOTADJ_W = 14   # a contact slot's adjoint floats on the tape (kernels/adjoint/narrowphase.wgsl SA_*)
+
+
+def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
+  """The backward kernel's constants (kernels/adjoint/xpbd_step.wgsl): GRAD_W, the gradient row per env (state
+  NROWS x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state
+  (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13
+  per body, the joints' multipliers, and from TAPE_CLAM within it the contact slots' lambda_n, lambda_t), then from
+  TAPE_DAMP the damping pass's input
+  (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), from TAPE_SLOTADJ the contact
+  slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from TAPE_SLOTS the contact slots' rows
+  as a substep leaves them (SLOT_W per slot, store mode only). store: keep the iterations', the velocity passes'
+  inputs and the slots of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays
+  (TAPE_SUBSTEPS = 1)."""
+  nb, nlam = 13 * model.nbody, max(model.njoint, 1) * max(NLAM.values())
+  start = nb + packed.nmuscle(model)   # a substep's start: the bodies' state and the activations
+  consts = contact_tables(model)[0]
+  nslot = consts["NSLOT"]
+  keep = model.substeps if store else 1
+  it = nb + nlam + 2 * nslot
+  out = dict(GRAD_W=13 * state_rows(model) + max(model.nact, 1) + param_layout(model)[1], TAPE_SUBSTEPS=keep,
+             TAPE_STATE_W=start, TAPE_ITER=model.substeps * start, TAPE_ITER_W=it, TAPE_CLAM=nb + nlam,
+             SLOTADJ_W=SLOTADJ_W)
+  out["TAPE_DAMP"] = out["TAPE_ITER"] + keep * model.iterations * it
+  out["TAPE_CVEL"] = out["TAPE_DAMP"] + (keep * nb if damping else 0)
+  out["TAPE_SLOTADJ"] = out["TAPE_CVEL"] + (keep * nb if nslot else 0)
+  out["TAPE_SLOTS"] = out["TAPE_SLOTADJ"] + SLOTADJ_W * nslot
+  out["TAPE"] = out["TAPE_SLOTS"] + (keep * nslot * consts["SLOT_W"] if store else 0)
+  return out
+
+
+STORE_BUDGET = 1 << 28   # bytes: the most tape a backward launch may take in store mode
+
+
+def store_mode(model: Model, batch: int, damping: bool) -> bool:
+  """Whether the backward kernel keeps every substep's iterations (store) rather than replaying each substep: store
+  wherever the batch's tape fits in STORE_BUDGET. It skips the replay, a forward pass: pendulum x4096 9.2 vs 11.5-17
+  ms a step on lavapipe (bench/bench_grad.py backward_store/replay)."""
+  return 4 * batch * tape_layout(model, damping, True)["TAPE"] <= STORE_BUDGET
