@@ -23,6 +23,9 @@ CPU_ONE_LANE_BATCH = 4
 # [floats] the largest scratch row a one-lane env keeps in private memory (env_buffers): lavapipe's compile time
 # grows with it (stack10's 8,609 floats: 19 -> 58 s for a 14 % faster step), while the ant's 1,436 compile as fast
 PRIVATE_SCRATCH = 2048
+# [floats] the longest parameter-gradient row the backward kernel sums in private memory (kernels/adjoint/xpbd_step.wgsl
+# gprm): pendulum (59 floats) x4096 on lavapipe 1.26x as fast a backward; chain's 455 not measurably
+PRIVATE_PARAMS = 512
 
 
 def default_lanes(model: Model, batch: int, cpu: bool) -> int:

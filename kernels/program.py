@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
-from kernels.lanes import check_lanes, env_buffers, lane_functions, workgroup_size
+from kernels.lanes import PRIVATE_PARAMS, check_lanes, env_buffers, lane_functions, workgroup_size
 from kernels.layout import (Unsupported, check_supported, contact_tables, model_batch, param_layout,
                             state_rows)
 from kernels.tape import tape_layout
@@ -197,19 +197,25 @@ def kernel_body() -> str:
 
 def adjoint_source(model: Model) -> str:
   """The backward program of `model` (one env): the step program, ADJOINT_FILES and BACKWARD_FILES, so the adjoints
-  with the forward functions they differentiate. Add an entry point to run them (tests/test_parity_adjoint.py)."""
-  return backward_source(model, 1, damping=False)
+  with the forward functions they differentiate. Add an entry point to run them (tests/test_parity_adjoint.py): the
+  parameter gradients accumulate in outp's row 0 directly."""
+  return backward_source(model, 1, damping=False, private_params=False)
 
 
-def backward_source(model: Model, batch: int, damping: bool | None = None, store: bool = False) -> str:
+def backward_source(model: Model, batch: int, damping: bool | None = None, store: bool = False,
+                    private_params: bool | None = None) -> str:
   """The backward kernel for `batch` envs of `model`: one env-step's adjoint, entry BACKWARD_ENTRY, one invocation
   per env in workgroups of workgroup_size(1, batch). Its buffers are the step's (outp: the (B, GRAD_W) gradients),
-  then the output gradient (binding 7) and the tape (binding 8: (B, TAPE)); tape_layout(store) gives both widths."""
+  then the output gradient (binding 7) and the tape (binding 8: (B, TAPE)); tape_layout(store) gives both widths.
+  private_params: sum the parameter gradients in private memory (None: where the row has at most PRIVATE_PARAMS)."""
   check_backward(model)
   damping = has_damping(model) if damping is None else damping
+  nparam = param_layout(model)[1]
+  private = nparam <= PRIVATE_PARAMS if private_params is None else private_params
   body = re.sub(r"^var<env>", "var<private>", kernel_body(), flags=re.M)
-  tape = tape_layout(model, damping, store)
-  return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) + body
+  tape = {**tape_layout(model, damping, store), "GPRM_ARR": nparam if private else 1}
+  return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) +
+          f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" + body
           + "\n".join(_read(f) for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj(model))
 
 

@@ -36,10 +36,16 @@ var<private> go: u32;         // this env's row of outp, where the control and p
 var<private> tb: u32;        // this env's row of the tape
 var<private> tape_s: u32;    // the substep being recorded
 
-// --- parameter and control gradients, at the forward's offsets (p1, p3, p4q), summed in the env's outp row: a
-// private array indexed by a runtime offset would lower (lavapipe) to a compare-and-select over all its NPARAM
-// elements per access, which made stack10's backward step take 13 s and its compile minutes ---
-fn gp1(off: u32, g: f32) { let o = go + NROWS * PACKED_WIDTH + NCTRL + off; outp[o] = outp[o] + g; }
+// --- parameter and control gradients, at the forward's offsets (p1, p3, p4q), summed in the env's outp row, or,
+// where the row is short (GPRM_PRIVATE: kernels/lanes.py PRIVATE_PARAMS), in the private gprm, which the entry point
+// writes to outp at the end: lavapipe checks the bounds of every storage access lane by lane (pendulum x4096: the
+// backward 1.26x as fast). A long row stays in storage: a private array indexed by a runtime offset can lower to a
+// compare-and-select over all its elements per access (stack10's backward step took 13 s that way) ---
+var<private> gprm: array<f32, GPRM_ARR>;
+fn gp1(off: u32, g: f32) {
+  if (GPRM_PRIVATE) { gprm[off] = gprm[off] + g; return; }
+  let o = go + NROWS * PACKED_WIDTH + NCTRL + off; outp[o] = outp[o] + g;
+}
 fn gctrl(u: u32, g: f32) { let o = go + NROWS * PACKED_WIDTH + u; outp[o] = outp[o] + g; }
 fn gp3(off: u32, g: vec3<f32>) { gp1(off, g.x); gp1(off + 1u, g.y); gp1(off + 2u, g.z); }
 fn gp4q(off: u32, g: Quat) { gp1(off, g.w); gp3(off + 1u, g.v); }
@@ -218,7 +224,9 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
   for (var k = 0u; k < NMUSCLE; k++) { adj_act[k] = gout[base + PACKED_WIDTH * NBODY + k]; }
   go = e * GRAD_W;
   for (var k = NBODY * PACKED_WIDTH; k < GRAD_W; k++) { outp[go + k] = 0.0; }
+  for (var k = 0u; k < GPRM_ARR; k++) { gprm[k] = 0.0; }
   for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }
+  if (GPRM_PRIVATE) { for (var k = 0u; k < NPARAM; k++) { outp[go + NROWS * PACKED_WIDTH + NCTRL + k] = gprm[k]; } }
   for (var b = 0u; b < NBODY; b++) {
     let o = go + PACKED_WIDTH * b;
     out3(o + PACKED_POS, adj_x[b]);
