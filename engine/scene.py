@@ -79,8 +79,9 @@ def _collision(scene) -> dict:
   """Static collision settings: excluded body pairs, broadphase capacities (derived from the scene unless given)."""
   bodies, on = scene["bodies"], scene["contact"]["enabled"]
   index = {b["name"]: i for i, b in enumerate(bodies)} | {"world": WORLD}
-  exclude = frozenset(tuple(sorted((index[j["parent"]], index[j["child"]]))) for j in scene["joints"]
-                      if not j["collide"])
+  exclude = frozenset([tuple(sorted((index[j["parent"]], index[j["child"]]))) for j in scene["joints"]
+                       if not j["collide"]] + [tuple(sorted((index[a], index[b])))
+                                               for a, b in scene["contact"].get("exclude", [])])
   # every non-plane geom goes through the spatial hash (planes pair with every body geom statically)
   hashed = [(g["type"], WORLD) for g in scene["world"]["geoms"] if g["type"] != "plane"] if on else []
   hashed += [(g["type"], i) for i, b in enumerate(bodies) for g in b["geoms"]] if on else []

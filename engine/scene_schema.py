@@ -30,7 +30,7 @@ DEFAULT_MARGIN = 0.01  # a quaternion further than this from unit norm is a mist
 
 _TOP_KEYS = ("name", "gravity", "dt", "substeps", "iterations", "relaxation", "contact", "camera", "world", "bodies",
              "joints", "sites", "tendons", "actuators")
-_CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "margin")
+_CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "margin", "exclude")
 _BODY_KEYS = ("name", "pos", "quat", "vel", "angvel", "mass", "inertia", "geoms")
 _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution", "rgba", "name")
 _JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping", "collide")
@@ -44,11 +44,15 @@ class SceneError(ValueError):
 
 
 def read_scene(src) -> tuple[object, str]:
-  """The raw scene and its default name: parse a JSON file (path) or pass a dict through."""
+  """The raw scene and its default name: parse a JSON file (path), convert an MJCF file (.xml), or pass a dict
+  through."""
   if isinstance(src, dict): return src, "scene"
   if not isinstance(src, (str, os.PathLike)):
     raise SceneError(f"scene: expected a path to a JSON file or a dict, got {show(src)}")
   path = Path(src)
+  if path.suffix.lower() == ".xml":   # MJCF, through MuJoCo's compiler (engine/mjcf.py)
+    from engine.mjcf import from_mjcf
+    return from_mjcf(path), path.stem
   try:
     text = path.read_text(encoding="utf-8")
   except FileNotFoundError:
@@ -103,6 +107,7 @@ def validate(raw, default_name: str = "scene") -> dict:
     out["bodies"].append(body)
   joints = _list(top.get("joints", []), "joints", "a list of joints", nonempty=False)
   names = [b["name"] for b in out["bodies"]]
+  _exclude(out["contact"], names)
   out["joints"], seen = [], {}
   for j, jd in enumerate(joints):
     joint = _joint(jd, f"joints[{j}]", j, names)
@@ -121,7 +126,7 @@ def validate(raw, default_name: str = "scene") -> dict:
 
 def _contact(v, path) -> dict:
   """Collision settings; absent fields are derived from the scene by engine/scene.py (docs/scenes.md)."""
-  c = _obj(v, path, "an object {enabled, pair_capacity, hash_slots, softplus_beta, margin}")
+  c = _obj(v, path, "an object {enabled, pair_capacity, hash_slots, softplus_beta, margin, exclude}")
   _keys(c, path, _CONTACT_KEYS, ())
   enabled = c.get("enabled", True)
   if not isinstance(enabled, bool): _fail(f"{path}.enabled", f"expected true or false, got {show(enabled)}")
@@ -130,7 +135,21 @@ def _contact(v, path) -> dict:
     if k in c: out[k] = _int(c[k], f"{path}.{k}", 1)
   out["softplus_beta"] = _num(c.get("softplus_beta", 0.0), f"{path}.softplus_beta", lo=0.0, unit=" [1/m]")
   out["margin"] = _num(c.get("margin", DEFAULT_MARGIN), f"{path}.margin", lo=0.0, unit=" [m]")
+  if "exclude" in c:   # the names are checked against the bodies by _exclude once they are known
+    pairs = _list(c["exclude"], f"{path}.exclude", "a list of [body, body] name pairs", nonempty=False)
+    for i, p in enumerate(pairs):
+      if not (isinstance(p, list) and len(p) == 2 and all(isinstance(n, str) for n in p)):
+        _fail(f"{path}.exclude[{i}]", f"expected a pair of body names [a, b], got {show(p)}")
+    out["exclude"] = [list(p) for p in pairs]
   return out
+
+
+def _exclude(contact: dict, names: list[str], path: str = "contact.exclude") -> None:
+  """Each excluded pair names two different bodies (or "world")."""
+  for i, (a, b) in enumerate(contact.get("exclude", [])):
+    for k, n in enumerate((a, b)):
+      if n != "world" and n not in names: _fail(f"{path}[{i}][{k}]", f"unknown body {n!r} (bodies: {names})")
+    if a == b: _fail(f"{path}[{i}]", f"a body excluded from itself ({a!r})")
 
 
 def _camera(v, path) -> dict:

@@ -1,0 +1,363 @@
+"""MJCF in (issue 19): MuJoCo's own compiler reads the file, and the compiled model at its reference pose (qpos0) is
+converted into the scene format (docs/scenes.md). Default classes, childclass, frames (euler, axisangle, xyaxes,
+fromto), `compiler angle`, inertiafromgeom and <include> therefore mean exactly what MuJoCo means: this module never
+reads the XML itself. mujoco is an optional extra (`pip install 'tinyxpbd[mjcf]'`), imported on first use.
+
+The mapping, from MuJoCo's generalised coordinates to this engine's maximal ones (docs/mjcf.md has the details):
+- A body with one joint becomes a scene body joined to its parent's by that joint (hinge, slide, ball; anchor and
+  axis at qpos0, in the world frame); a free joint makes it a free body; a body with no joint is welded to its parent
+  and merged into it (its geoms and mass join the parent's), as MuJoCo itself treats welded bodies. A body with two
+  or more joints has no counterpart (this engine joins two bodies by one joint) and is refused by name.
+- Mass properties are MuJoCo's: each scene body gets its bodies' total mass and inertia (principal moments; the scene
+  body's frame is their principal frame, at their centre of mass), and each geom the density that gives its MuJoCo
+  body its mass, so the scene's centre of mass (which the format takes from the geoms) is MuJoCo's; a body whose
+  <inertial> centre is not its geoms' is refused by name. Armature (rotor inertia about a joint's axis) is added to
+  the child's inertia about the axis: exact for a fixed parent, an approximation otherwise, and said in a warning.
+- Geoms: sphere, capsule, box and plane (world only) as they are; a cylinder becomes the capsule of the same radius
+  and overall length, an ellipsoid the capsule along its longest axis (radius the larger other semi-axis), each with a
+  warning; a mesh is refused unless meshes="box" (its bounding box, with a warning); height fields are refused.
+- Collision filtering (contype/conaffinity, MuJoCo's parent filter): between two scene bodies either every pair of
+  their geoms may touch or none may; none becomes an excluded pair (contact.exclude), or collide: false on the joint
+  that joins them, and all a joint's `collide: true`. Anything finer is refused by name.
+- Actuators on joints: motor (gear, ctrlrange), position (kp, kv) and velocity (kv) servos. Joint damping maps to
+  joint damping; joint stiffness, friction loss, actuator force limits, tendons and equality constraints are refused.
+- The timestep becomes dt, split into substeps of at most MAX_SUBSTEP; gravity is copied.
+Everything dropped or approximated is said in an MJCFWarning; nothing is dropped silently.
+"""
+from __future__ import annotations
+import math
+import warnings
+from pathlib import Path
+import numpy as np
+from engine.mass import geom_mass, principal_axes
+from engine.npquat import mat_to_quat, quat_mul, quat_to_mat
+from engine.scene_schema import SceneError
+
+# mjtGeom, mjtJoint, mjtTrn, mjtGain, mjtBias, mjtDyn (mujoco/mjmodel.h)
+PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
+FREE, BALL, SLIDE, HINGE = range(4)
+JOINT_KIND = {BALL: "ball", SLIDE: "slide", HINGE: "hinge"}
+TOL = 1e-6   # [m] how far a body's inertial centre may sit from its geoms' centre (float rounding of the compile)
+# [s] the longest substep a converted scene gets. MuJoCo's timestep becomes one env-step, and XPBD is first-order
+# accurate in the substep: against MuJoCo over 1 s (tests/test_verify_mjcf.py), tests/mjcf/ball_chain.xml is off by
+# 1.35 deg at 1/4800 s (the shipped scenes' substep), 0.70 at 1/9600 and 0.36 at 1/19200;
+# inverted_double_pendulum (dt 0.01 s) by 1.7 deg at 20 substeps, 0.7 at 48, 0.4 at 80
+MAX_SUBSTEP = 1.0 / 9600.0
+
+
+class MJCFWarning(UserWarning):
+  """Something in an MJCF model approximated or dropped on conversion (named in the message)."""
+
+
+def _mujoco():
+  try:
+    import mujoco
+  except ImportError:
+    raise SceneError("MJCF needs the mujoco package: pip install 'tinyxpbd[mjcf]' (or pip install mujoco==3.3.7)") \
+      from None
+  return mujoco
+
+
+def compile_mjcf(path):
+  """(mujoco.MjModel, mujoco.MjData at qpos0 with its kinematics), or a SceneError carrying MuJoCo's message."""
+  mujoco = _mujoco()
+  path = Path(path)
+  if not path.is_file(): raise SceneError(f"MJCF file '{path}': not found")
+  try:
+    m = mujoco.MjModel.from_xml_path(str(path))
+  except ValueError as e:
+    raise SceneError(f"MJCF file '{path}': {' '.join(str(e).split())}") from None   # MuJoCo's message, one line
+  d = mujoco.MjData(m)
+  mujoco.mj_kinematics(m, d)
+  return m, d
+
+
+def from_mjcf(path, meshes: str = "error") -> dict:
+  """The scene dict (docs/scenes.md) of the MJCF model at `path`. meshes: "error" refuses mesh geoms, "box" stands
+  each in for its bounding box. Raises SceneError naming the element and attribute a model needs that the engine
+  does not have."""
+  if meshes not in ("error", "box"): raise ValueError(f"meshes: expected 'error' or 'box', got {meshes!r}")
+  m, d = compile_mjcf(path)
+  return _Converter(m, d, Path(path), meshes).scene()
+
+
+def load_mjcf(path, dtype=None, device: str | None = None, meshes: str = "error"):
+  """The Model of an MJCF file (engine.scene.load_scene for a scene dict from from_mjcf)."""
+  from engine.scene import load_scene
+  return load_scene(from_mjcf(path, meshes), dtype, device)
+
+
+def body_index(m, scene: dict) -> list[int]:
+  """The MuJoCo body behind each scene body of a converted scene (the root of its merged bodies, same name)."""
+  mujoco = _mujoco()
+  out = []
+  for b in scene["bodies"]:
+    k = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b["name"])
+    out.append(k if k >= 0 else int(b["name"][len("body"):]))
+  return out
+
+
+def bodies_from_mujoco(scene: dict, m, d, d0) -> dict[str, np.ndarray]:
+  """The scene bodies' maximal coordinates for MuJoCo's state d (kinematics done, mj_forward or mj_kinematics with
+  velocities): pos and quat of each scene body's frame (its centre of mass and principal axes) and vel (of the centre
+  of mass) and angvel, world frame, (nbody, 3 or 4) float64. d0: MuJoCo at qpos0, where the scene's poses were taken:
+  each scene body moves rigidly with its MuJoCo root body, from the offset it had there."""
+  mujoco = _mujoco()
+  out = {k: [] for k in ("pos", "quat", "vel", "angvel")}
+  for body, b in zip(scene["bodies"], body_index(m, scene)):
+    r0, q0 = d0.xmat[b].reshape(3, 3), d0.xquat[b]
+    rel_pos = r0.T @ (np.asarray(body["pos"]) - d0.xpos[b])
+    rel_q = quat_mul(np.array([q0[0], -q0[1], -q0[2], -q0[3]]), np.asarray(body["quat"]))
+    pos = d.xpos[b] + d.xmat[b].reshape(3, 3) @ rel_pos
+    res = np.zeros(6)
+    mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, res, 0)   # [angular, linear at xipos], world
+    out["pos"].append(pos)
+    out["quat"].append(quat_mul(d.xquat[b], rel_q))
+    out["angvel"].append(res[:3])
+    out["vel"].append(res[3:] + np.cross(res[:3], pos - d.xipos[b]))
+  return {k: np.array(v) for k, v in out.items()}
+
+
+class _Converter:
+  def __init__(self, m, d, path: Path, meshes: str):
+    self.mj, self.m, self.d, self.path, self.meshes = _mujoco(), m, d, path, meshes
+    self.where = f"MJCF file '{path.name}'"
+
+  def name(self, kind: str, i: int) -> str:
+    obj = {"body": self.mj.mjtObj.mjOBJ_BODY, "geom": self.mj.mjtObj.mjOBJ_GEOM, "joint": self.mj.mjtObj.mjOBJ_JOINT,
+           "actuator": self.mj.mjtObj.mjOBJ_ACTUATOR}[kind]
+    return self.mj.mj_id2name(self.m, obj, i) or f"{kind}{i}"
+
+  def fail(self, what: str):
+    raise SceneError(f"{self.where}: {what}")
+
+  def warn(self, what: str):
+    warnings.warn(f"{self.where}: {what}", MJCFWarning, stacklevel=4)
+
+  # --- structure: which MuJoCo bodies make one scene body, and the joint that joins it to its parent ---
+  def groups(self) -> tuple[list[int], dict[int, int]]:
+    """The group (scene body) of each MuJoCo body: the body itself when it has a joint, its parent's group when it
+    has none (welded; the world's group is 0), and the joint of each group's root."""
+    m = self.m
+    group, joint_of = [0] * m.nbody, {}
+    for b in range(1, m.nbody):
+      joints = [j for j in range(m.njnt) if m.jnt_bodyid[j] == b]
+      if len(joints) > 1:
+        kinds = ", ".join(f"{self.name('joint', j)} ({JOINT_KIND.get(int(m.jnt_type[j]), 'free')})" for j in joints)
+        self.fail(f"body '{self.name('body', b)}': {len(joints)} joints ({kinds}); this engine joins two bodies by one "
+                  "joint (a chain of bodies with one joint each converts)")
+      if joints and m.jnt_type[joints[0]] == FREE and m.body_parentid[b] != 0:
+        self.fail(f"body '{self.name('body', b)}': a free joint below another body")
+      group[b] = b if joints else group[m.body_parentid[b]]
+      if joints: joint_of[b] = joints[0]
+    return group, joint_of
+
+  def scene(self) -> dict:
+    m = self.m
+    self.refuse()
+    group, joint_of = self.groups()
+    roots = [b for b in range(1, m.nbody) if group[b] == b]
+    names = {0: "world", **{b: self.name("body", b) for b in roots}}
+    bodies, world_geoms = [], []
+    for g in range(m.ngeom):   # the world's geoms and those welded to it: static
+      if group[m.geom_bodyid[g]] == 0: world_geoms.append(self.geom(g, np.zeros(3), np.array([1.0, 0, 0, 0]), None))
+    for b in roots:
+      bodies.append(self.body(b, [k for k in range(m.nbody) if group[k] == b], joint_of.get(b)))
+    joints = [self.joint(joint_of[b], names[group[m.body_parentid[b]]], names[b]) for b in roots
+              if m.jnt_type[joint_of[b]] != FREE]
+    dt = float(m.opt.timestep)
+    scene = {"name": self.path.stem, "gravity": [float(x) for x in m.opt.gravity], "dt": dt,
+             "substeps": max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9)),
+             "world": {"geoms": world_geoms}, "bodies": bodies, "joints": joints,
+             "actuators": [self.actuator(a, joint_of) for a in range(m.nu)]}
+    self.collisions(scene, group, names, joint_of)
+    return scene
+
+  def refuse(self) -> None:
+    """Named errors for what the conversion has no counterpart for."""
+    m = self.m
+    obj = self.mj.mjtObj
+    for kind, n, what in ((obj.mjOBJ_TENDON, m.ntendon, "tendon"), (obj.mjOBJ_EQUALITY, m.neq, "equality"),
+                          (obj.mjOBJ_PAIR, m.npair, "contact pair"), (obj.mjOBJ_FLEX, getattr(m, "nflex", 0), "flex")):
+      if n:
+        names = ", ".join(f"'{self.mj.mj_id2name(m, kind, i) or f'{what}{i}'}'" for i in range(n))
+        self.fail(f"<{what}> {names}: not supported yet")
+    for a in range(m.nu):
+      if m.actuator_trntype[a] != 0:
+        self.fail(f"actuator '{self.name('actuator', a)}': only actuators on joints are supported yet (trntype "
+                  f"{int(m.actuator_trntype[a])})")
+    for j in range(m.njnt):
+      if m.jnt_stiffness[j] != 0: self.fail(f"joint '{self.name('joint', j)}': stiffness {m.jnt_stiffness[j]:g} is "
+                                            "not supported (a spring in generalised coordinates)")
+      dofs = [k for k in range(m.nv) if m.dof_jntid[k] == j]
+      if any(m.dof_frictionloss[k] != 0 for k in dofs):
+        self.fail(f"joint '{self.name('joint', j)}': frictionloss is not supported")
+      if m.jnt_type[j] == BALL and m.jnt_limited[j]:
+        self.fail(f"joint '{self.name('joint', j)}': a ball joint's range is not supported")
+      if m.jnt_type[j] in (HINGE, SLIDE) and m.jnt_limited[j] and m.jnt_type[j] == HINGE and (
+          m.jnt_range[j, 0] < -math.pi or m.jnt_range[j, 1] > math.pi):
+        self.fail(f"joint '{self.name('joint', j)}': range {list(m.jnt_range[j])} rad exceeds [-pi, pi]")
+
+  # --- bodies and geoms ---
+  def body(self, root: int, members: list[int], joint: int | None) -> dict:
+    """One scene body from MuJoCo bodies `members` (root first): MuJoCo's total mass and inertia in their principal
+    frame at their centre of mass; the geoms at densities that carry each member's mass."""
+    m, d = self.m, self.d
+    mass = float(sum(m.body_mass[b] for b in members))
+    if mass <= 0: self.fail(f"body '{self.name('body', root)}': no mass")
+    com = sum(m.body_mass[b] * d.xipos[b] for b in members) / mass
+    inertia = np.zeros((3, 3))
+    for b in members:
+      rot, r = d.ximat[b].reshape(3, 3), d.xipos[b] - com
+      inertia += rot @ np.diag(m.body_inertia[b]) @ rot.T + m.body_mass[b] * (r @ r * np.eye(3) - np.outer(r, r))
+    if joint is not None and m.jnt_type[joint] != FREE:
+      inertia += self.armature(joint, root)
+    moments, q = principal_axes(inertia)   # the principal frame in the world
+    if any(moments[i] > moments[(i + 1) % 3] + moments[(i + 2) % 3] + 1e-12 for i in range(3)):
+      self.fail(f"joint '{self.name('joint', joint)}': armature {self.m.dof_armature[self.m.jnt_dofadr[joint]]:g} is "
+                f"more rotor inertia than body '{self.name('body', root)}' can carry as a rigid body's (principal "
+                f"moments {[float(f'{x:.4g}') for x in moments]}); this engine has no joint-space inertia")
+    if joint is not None and m.jnt_type[joint] != FREE and m.dof_armature[m.jnt_dofadr[joint]] != 0:
+      self.warn(f"joint '{self.name('joint', joint)}': armature {m.dof_armature[m.jnt_dofadr[joint]]:g} added to body "
+                f"'{self.name('body', root)}' as inertia about the joint's axis (exact while the parent is still)")
+    geoms, volume = [], {}
+    for g in range(m.ngeom):
+      b = int(m.geom_bodyid[g])
+      if b in members:
+        geoms.append((b, self.geom(g, com, q, 1.0)))
+        volume[b] = volume.get(b, 0.0) + geom_mass(geoms[-1][1]["type"], geoms[-1][1]["size"], 1.0)[0]
+    for b in members:
+      if m.body_mass[b] > 0 and b not in volume:
+        self.fail(f"body '{self.name('body', b)}': mass {m.body_mass[b]:g} kg but no geoms to carry it (the scene "
+                  "format takes a body's centre of mass from its geoms)")
+    if not geoms: self.fail(f"body '{self.name('body', root)}': no geoms")
+    for b, geom in geoms: geom["density"] = float(m.body_mass[b] / volume[b]) if m.body_mass[b] > 0 else 1e-9
+    self.check_centre(root, [g for _, g in geoms])
+    return {"name": self.name("body", root), "pos": [float(x) for x in com], "quat": [float(x) for x in q],
+            "mass": mass, "inertia": [float(x) for x in moments], "geoms": [g for _, g in geoms]}
+
+  def armature(self, j: int, child: int) -> np.ndarray:
+    """Joint j's armature as inertia of its child about the joint's axis (world frame)."""
+    a = float(self.m.dof_armature[self.m.jnt_dofadr[j]])
+    if a == 0: return np.zeros((3, 3))
+    kind = int(self.m.jnt_type[j])
+    if kind == SLIDE: self.fail(f"joint '{self.name('joint', j)}': armature on a slide joint is not supported")
+    axis = self.d.xaxis[j]
+    return a * (np.outer(axis, axis) if kind == HINGE else np.eye(3))
+
+  def check_centre(self, root: int, geoms: list[dict]) -> None:
+    """The scene's centre of mass (its geoms', at their densities) must be MuJoCo's: the body's frame origin."""
+    from engine.mass import body_mass
+    _, com, _ = body_mass((g["type"], g["size"], g["density"], g["pos"], g["quat"]) for g in geoms)
+    if np.linalg.norm(com) > TOL:
+      self.fail(f"body '{self.name('body', root)}': its <inertial> centre of mass is {1e3 * np.linalg.norm(com):.3g} "
+                "mm from its geoms' centre; the scene format takes the centre of mass from the geoms")
+
+  def geom(self, g: int, origin: np.ndarray, frame: np.ndarray, density: float | None) -> dict:
+    """Geom g in the frame at `origin` with orientation `frame` (world), its type mapped (module docstring)."""
+    m, d = self.m, self.d
+    kind, size, name = int(m.geom_type[g]), m.geom_size[g].astype(float), self.name("geom", g)
+    rot = quat_to_mat(frame)
+    pos = rot.T @ (d.geom_xpos[g] - origin)
+    quat = quat_mul(np.array([frame[0], -frame[1], -frame[2], -frame[3]]), mat_to_quat(d.geom_xmat[g].reshape(3, 3)))
+    if kind == PLANE:
+      if density is not None: self.fail(f"geom '{name}': a plane on a moving body (planes are static)")
+      out = {"type": "plane", "size": [float(size[0]), float(size[1])] if size[0] > 0 and size[1] > 0 else []}
+    elif kind == SPHERE: out = {"type": "sphere", "size": [float(size[0])]}
+    elif kind == CAPSULE: out = {"type": "capsule", "size": [float(size[0]), float(size[1])]}
+    elif kind == BOX: out = {"type": "box", "size": [float(x) for x in size[:3]]}
+    elif kind == CYLINDER:
+      self.warn(f"geom '{name}': cylinder approximated by the capsule of the same radius and overall length")
+      out = {"type": "capsule", "size": [float(size[0]), float(max(size[1] - size[0], 0.0))]}
+    elif kind == ELLIPSOID:
+      k = int(np.argmax(size[:3]))
+      r = float(max(size[i] for i in range(3) if i != k))
+      self.warn(f"geom '{name}': ellipsoid {list(size[:3])} approximated by a capsule along its longest axis")
+      out = {"type": "capsule", "size": [r, float(max(size[k] - r, 0.0))]}
+      s = math.sqrt(0.5)   # local z onto axis k: about y by +90 deg (x), about x by -90 deg (y)
+      quat = quat_mul(quat, np.array([[s, 0.0, s, 0.0], [s, -s, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]][k]))
+    elif kind == MESH and self.meshes == "box":
+      self.warn(f"geom '{name}': mesh stood in for by its bounding box")
+      centre, half = m.geom_aabb[g, :3], m.geom_aabb[g, 3:]
+      pos = pos + quat_to_mat(quat) @ centre
+      out = {"type": "box", "size": [float(x) for x in half]}
+    else:
+      what = {MESH: "a mesh (meshes='box' stands in its bounding box)", HFIELD: "a height field"}.get(kind, "this type")
+      self.fail(f"geom '{name}': {what} is not supported")
+    out.update(pos=[float(x) for x in pos], quat=[float(x) for x in quat / np.linalg.norm(quat)],
+               friction=float(m.geom_friction[g, 0]), rgba=[float(min(max(x, 0.0), 1.0)) for x in m.geom_rgba[g]])
+    if self.name("geom", g) != f"geom{g}": out["name"] = name
+    return out
+
+  # --- joints, actuators, collisions ---
+  def joint(self, j: int, parent: str, child: str) -> dict:
+    m, d = self.m, self.d
+    kind = JOINT_KIND[int(m.jnt_type[j])]
+    out = {"name": self.name("joint", j), "type": kind, "parent": parent, "child": child,
+           "anchor": [float(x) for x in d.xanchor[j]]}
+    if kind != "ball": out["axis"] = [float(x) for x in d.xaxis[j]]
+    if kind != "ball" and m.jnt_limited[j]: out["range"] = [float(x) for x in m.jnt_range[j]]
+    damping = float(m.dof_damping[m.jnt_dofadr[j]])
+    if kind == "ball" and len(set(m.dof_damping[m.jnt_dofadr[j]:m.jnt_dofadr[j] + 3])) > 1:
+      self.fail(f"joint '{out['name']}': a ball joint's damping must be equal about its three axes")
+    if damping: out["damping"] = damping
+    return out
+
+  def actuator(self, a: int, joint_of: dict[int, int]) -> dict:
+    m, name = self.m, self.name("actuator", a)
+    j = int(m.actuator_trnid[a, 0])
+    if j not in joint_of.values(): self.fail(f"actuator '{name}': its joint is not converted")
+    kind = JOINT_KIND.get(int(m.jnt_type[j]))
+    if m.actuator_dyntype[a] != 0: self.fail(f"actuator '{name}': activation dynamics (dyntype) are not supported")
+    if m.actuator_forcelimited[a]: self.fail(f"actuator '{name}': forcerange is not supported")
+    if np.any(m.actuator_gear[a, 1:] != 0): self.fail(f"actuator '{name}': gear beyond its first entry")
+    gain, bias, gear = m.actuator_gainprm[a], m.actuator_biasprm[a], float(m.actuator_gear[a, 0])
+    out = {"name": name, "joint": self.name("joint", j)}
+    lo, hi = m.actuator_ctrlrange[a] if m.actuator_ctrllimited[a] else (-1e9, 1e9)   # unlimited: no clip in effect
+    out["ctrlrange"] = [float(lo), float(hi)]
+    if m.actuator_gaintype[a] == 0 and m.actuator_biastype[a] == 0 and kind in ("hinge", "slide"):
+      return {**out, "type": "motor", "gear": float(gain[0]) * gear}
+    if m.actuator_gaintype[a] == 0 and m.actuator_biastype[a] == 1 and kind == "hinge" and gear == 1:
+      kp, kv = float(gain[0]), -float(bias[2])
+      if kp > 0 and bias[1] == -kp and bias[0] == 0: return {**out, "type": "position", "kp": kp, "kv": kv}
+      if kp > 0 and bias[1] == 0 and bias[0] == 0 and bias[2] == -kp: return {**out, "type": "velocity", "kv": kp}
+    self.fail(f"actuator '{name}': only motors (hinge, slide) and position/velocity servos with gear 1 (hinge) are "
+              "converted")
+
+  def collisions(self, scene: dict, group: list[int], names: dict[int, str], joint_of: dict[int, int]) -> None:
+    """MuJoCo's contact filter per pair of scene bodies: all their geom pairs may touch, or none (module docstring).
+    This engine pairs every world plane with every body geom, so a plane MuJoCo keeps off a body is refused, unless
+    nothing in the model touches at all (then contacts are off)."""
+    m = self.m
+    if m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_CONTACT:
+      scene["contact"] = {"enabled": False}
+      return
+    filter_parent = not (m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_FILTERPARENT)
+    parent_of = {b: group[m.body_parentid[b]] for b in joint_of}
+    pairs: dict[tuple[int, int], set[bool]] = {}
+    plane_refused = []
+    for g1 in range(m.ngeom):
+      for g2 in range(g1 + 1, m.ngeom):
+        a, b = sorted((group[m.geom_bodyid[g1]], group[m.geom_bodyid[g2]]))
+        if a == b: continue
+        touch = bool(m.geom_contype[g1] & m.geom_conaffinity[g2]) or bool(m.geom_contype[g2] & m.geom_conaffinity[g1])
+        if filter_parent and a != 0 and (parent_of.get(b) == a or parent_of.get(a) == b): touch = False
+        if not touch and PLANE in (m.geom_type[g1], m.geom_type[g2]): plane_refused.append((g1, g2))
+        pairs.setdefault((a, b), set()).add(touch)
+    if not any(True in kinds for kinds in pairs.values()):
+      scene["contact"] = {"enabled": False}
+      return
+    if plane_refused:
+      g1, g2 = plane_refused[0]
+      self.fail(f"geoms '{self.name('geom', g1)}' and '{self.name('geom', g2)}': contype/conaffinity keep them apart, "
+                "and this engine pairs every world plane with every body geom")
+    joined = {tuple(sorted((parent_of[b], b))): b for b in joint_of if m.jnt_type[joint_of[b]] != FREE}
+    exclude = []
+    for (a, b), kinds in sorted(pairs.items()):
+      if len(kinds) > 1:
+        self.fail(f"bodies '{names[a]}' and '{names[b]}': contype/conaffinity let some of their geoms touch and not "
+                  "others; this engine filters contacts per pair of bodies")
+      if (a, b) in joined:
+        if True in kinds: next(j for j in scene["joints"] if j["child"] == names[joined[(a, b)]])["collide"] = True
+      elif True not in kinds: exclude.append([names[a], names[b]])
+    if exclude: scene["contact"] = {"exclude": exclude}

@@ -1,0 +1,186 @@
+"""MJCF in (issue 19, engine/mjcf.py): models converted through MuJoCo's compiler move as MuJoCo moves them, and what
+cannot be converted is refused by name.
+
+Trajectories: from the same state (MuJoCo's qpos0 with qvel ~ N(0, 0.5), seed 0, mapped to maximal coordinates by
+engine.mjcf.bodies_from_mujoco) and the same controls (a slow sinusoid at 2 % of each actuator's range), each joint's
+angle (hinge and ball: the child's orientation relative to its parent's) agrees with MuJoCo's within 1 degree over
+1 s, and a slide's position within 1 cm. The reference is MuJoCo at a 20 times finer timestep (RK4), so that the
+check measures this engine against the physics and not MuJoCo's own step error; the engine runs the converted scene
+as it is (float64, CPU). Measured 2026-11-25 (worst over the second): printed by `pytest -s`.
+"""
+from __future__ import annotations
+import warnings
+from pathlib import Path
+import numpy as np
+import pytest
+from tinygrad import Tensor, dtypes
+import engine
+from engine.mjcf import MJCFWarning, bodies_from_mujoco, compile_mjcf, from_mjcf
+from engine.npquat import quat_conj, quat_mul
+from engine.scene import SceneError, load_scene, load_scene_dict
+from oracle.joints import joint_coords
+from oracle.packed import pack_state
+from tests.helpers import cached_simulator
+
+mujoco = pytest.importorskip("mujoco")
+gymnasium = pytest.importorskip("gymnasium")
+HERE = Path(__file__).resolve().parent / "mjcf"
+ASSETS = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
+TRAJECTORIES = [HERE / "pendulum.xml", HERE / "double_pendulum.xml", HERE / "ball_chain.xml",
+                ASSETS / "inverted_pendulum.xml", ASSETS / "inverted_double_pendulum.xml"]
+FINE = 20   # MuJoCo substeps per env-step in the reference
+
+
+def _angle(qa: np.ndarray, qb: np.ndarray) -> float:
+  """[rad] the rotation between two unit quaternions."""
+  return 2.0 * float(np.arcsin(min(1.0, np.linalg.norm(quat_mul(quat_conj(qa), qb)[1:]))))
+
+
+def _state(sim, arrays: dict) -> object:
+  t = {k: Tensor(v[None], dtype=dtypes.float64, device="CPU") for k, v in arrays.items()}
+  return sim.reset().replace(body_pos=t["pos"], body_quat=t["quat"], body_vel=t["vel"], body_angvel=t["angvel"])
+
+
+def trajectory_errors(path: Path, seconds: float = 1.0) -> tuple[float, float]:
+  """(worst joint angle error [rad], worst slide error [m]) of the converted scene against MuJoCo over `seconds`."""
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", MJCFWarning)
+    scene = load_scene_dict(from_mjcf(path))
+  m, d = compile_mjcf(path)
+  d0 = mujoco.MjData(m)
+  mujoco.mj_kinematics(m, d0)
+  d.qvel[:] = np.random.default_rng(0).normal(0.0, 0.5, m.nv)
+  mujoco.mj_forward(m, d)
+  sim = cached_simulator(scene, "oracle", 1, dtypes.float64, "CPU")
+  model = sim.model
+  state = _state(sim, bodies_from_mujoco(scene, m, d, d0))
+  m.opt.timestep = scene["dt"] / FINE
+  index = {b["name"]: i for i, b in enumerate(scene["bodies"])}
+  slides = [k for k, j in enumerate(scene["joints"]) if j["type"] == "slide"]
+  slide_adr = [m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, scene["joints"][k]["name"])]
+               for k in slides]
+  worst_angle = worst_slide = 0.0
+  for t in range(int(round(seconds / scene["dt"]))):
+    ctrl = 0.02 * np.sin(3.0 * np.arange(1, m.nu + 1) * t * scene["dt"]) * m.actuator_ctrlrange[:, 1]
+    d.ctrl[:] = ctrl
+    for _ in range(FINE): mujoco.mj_step(m, d)
+    state = sim.step(state, ctrl[None] if m.nu else None)
+    ref = bodies_from_mujoco(scene, m, d, d0)
+    quat = state.body_quat.numpy()[0]
+    for j in scene["joints"]:
+      if j["type"] == "slide": continue
+      c, p = index[j["child"]], index.get(j["parent"])
+      ours = quat[c] if p is None else quat_mul(quat_conj(quat[p]), quat[c])
+      theirs = ref["quat"][c] if p is None else quat_mul(quat_conj(ref["quat"][p]), ref["quat"][c])
+      worst_angle = max(worst_angle, _angle(ours, theirs))
+    if slides:
+      q = joint_coords(model, pack_state(state))[0].numpy()[0]
+      worst_slide = max(worst_slide, float(np.abs(q[slides] - (d.qpos[slide_adr] - d0.qpos[slide_adr])).max()))
+  return worst_angle, worst_slide
+
+
+def _grouped(paths):   # a model's tests share one worker, and so its compiled Simulator (cached_simulator)
+  return [pytest.param(p, id=p.stem, marks=pytest.mark.xdist_group(f"mjcf_{p.stem}")) for p in paths]
+
+
+@pytest.mark.parametrize("path", _grouped(TRAJECTORIES))
+def test_verify_mjcf_trajectory_against_mujoco(path: Path):
+  angle, slide = trajectory_errors(path)
+  print(f"{path.stem}: worst joint angle error {np.degrees(angle):.3f} deg, slide {1e3 * slide:.3f} mm over 1 s")
+  assert np.degrees(angle) < 1.0 and slide < 0.01
+
+
+@pytest.mark.parametrize("path", _grouped(sorted(ASSETS.glob("*.xml"))))
+def test_verify_mjcf_gymnasium_asset_loads_or_names_what_it_lacks(path: Path):
+  """Each of Gymnasium's MuJoCo assets loads, and then runs 2 s from its initial state (kicked) without NaN, or fails
+  with a SceneError naming the file and the element it cannot convert."""
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", MJCFWarning)
+    try:
+      scene = load_scene_dict(from_mjcf(path))
+    except SceneError as e:
+      msg = str(e)
+      assert msg.startswith(f"MJCF file '{path.name}': ") and "'" in msg[len(path.name) + 14:], msg
+      assert "\n" not in msg
+      return
+  sim = cached_simulator(scene, "oracle", 1, dtypes.float64, "CPU")
+  state = sim.rollout(sim.reset(seed=0, noise=0.1), int(round(2.0 / sim.model.dt)))
+  assert np.isfinite(pack_state(state, sim.model).numpy()).all()
+
+
+def test_verify_mjcf_mass_properties_are_mujocos():
+  """Merged (welded) bodies, explicit inertia in a rotated principal frame, and geoms of several MuJoCo bodies: the
+  Model's mass, centre of mass and world inertia are MuJoCo's."""
+  path = HERE / "double_pendulum.xml"
+  m, d = compile_mjcf(path)
+  model = load_scene(from_mjcf(path), dtypes.float64, "CPU")
+  members = {0: [1], 1: [2, 3]}   # lower and the welded weight make one scene body
+  for i, bodies in members.items():
+    mass = sum(m.body_mass[b] for b in bodies)
+    com = sum(m.body_mass[b] * d.xipos[b] for b in bodies) / mass
+    inertia = np.zeros((3, 3))
+    for b in bodies:
+      rot, r = d.ximat[b].reshape(3, 3), d.xipos[b] - com
+      inertia += rot @ np.diag(m.body_inertia[b]) @ rot.T + m.body_mass[b] * (r @ r * np.eye(3) - np.outer(r, r))
+    from engine.npquat import quat_to_mat
+    rot = quat_to_mat(model.body_quat0.numpy()[i])
+    ours = rot @ np.diag(1.0 / model.body_inv_inertia.numpy()[i]) @ rot.T
+    np.testing.assert_allclose(1.0 / model.body_inv_mass.numpy()[i], mass, rtol=1e-12)
+    np.testing.assert_allclose(model.body_pos0.numpy()[i], com, atol=1e-12)
+    np.testing.assert_allclose(ours, inertia, atol=1e-12 * np.abs(inertia).max())
+
+
+def _xml(tmp_path: Path, body: str, extra: str = "") -> Path:
+  path = tmp_path / "model.xml"
+  path.write_text(f"<mujoco><worldbody>{body}</worldbody>{extra}</mujoco>")
+  return path
+
+
+@pytest.mark.parametrize("body, extra, expected", [
+  ('<body name="b"><joint name="x" type="slide"/><joint name="y" type="slide" axis="0 1 0"/>'
+   '<geom type="sphere" size="0.1"/></body>', "", "body 'b': 2 joints (x (slide), y (slide))"),
+  ('<body name="b"><joint name="h" stiffness="3"/><geom type="sphere" size="0.1"/></body>', "",
+   "joint 'h': stiffness 3 is not supported"),
+  ('<body name="b"><freejoint/><geom name="g" type="mesh" mesh="m"/></body>',
+   '<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>', "geom 'g': a mesh (meshes='box'"),
+  ('<body name="b"><freejoint/><geom name="g" type="sphere" size="0.1"/>'
+   '<inertial pos="0.2 0 0" mass="1" diaginertia="1 1 1"/></body>', "", "body 'b': its <inertial> centre of mass"),
+  ('<geom name="floor" type="plane" size="1 1 1" contype="2" conaffinity="2"/><geom name="w" type="box" '
+   'size="1 1 0.1" pos="0 0 -1"/><body name="b"><freejoint/><geom name="s" type="sphere" size="0.1"/></body>', "",
+   "geoms 'floor' and 's': contype/conaffinity keep them apart"),
+  ('<body name="a"><freejoint/><geom type="sphere" size="0.1"/><geom type="sphere" size="0.1" pos="0 0 1" '
+   'contype="2" conaffinity="2"/></body><body name="b"><freejoint/><geom type="sphere" size="0.1"/></body>', "",
+   "bodies 'a' and 'b': contype/conaffinity let some of their geoms touch and not others"),
+])
+def test_verify_mjcf_unsupported_is_named(tmp_path, body, extra, expected):
+  with pytest.raises(SceneError) as e:
+    engine.load_scene(_xml(tmp_path, body, extra))
+  assert str(e.value).startswith("MJCF file 'model.xml': ") and expected in str(e.value), str(e.value)
+
+
+def test_verify_mjcf_bad_files_carry_mujocos_message(tmp_path):
+  with pytest.raises(SceneError, match="MJCF file '.*missing.xml': not found"):
+    engine.load_scene(tmp_path / "missing.xml")
+  bad = tmp_path / "bad.xml"
+  bad.write_text("<mujoco><worldbody><body><geom type='sphere'/></body></worldbody>")
+  with pytest.raises(SceneError) as e:
+    engine.load_scene(bad)
+  assert str(e.value).startswith(f"MJCF file '{bad}': XML parse error") and "\n" not in str(e.value)
+
+
+def test_verify_mjcf_collision_filter_and_approximations(tmp_path):
+  """contype/conaffinity that keep two bodies apart exclude the pair; a joint whose bodies MuJoCo lets touch gets
+  collide; cylinders become capsules with a warning."""
+  path = _xml(tmp_path, '<geom type="plane" size="1 1 1"/>'
+              '<body name="a" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1" contype="1" '
+              'conaffinity="2"/></body>'
+              '<body name="b" pos="1 0 1"><freejoint/><geom type="cylinder" size="0.1 0.3" contype="1" '
+              'conaffinity="2"/></body>'
+              '<body name="c" pos="0 1 1"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>')
+  with pytest.warns(MJCFWarning, match="cylinder approximated"):
+    scene = from_mjcf(path)
+  assert scene["contact"] == {"exclude": [["a", "b"]]}
+  cylinder = scene["bodies"][1]["geoms"][0]
+  assert cylinder["type"] == "capsule" and cylinder["size"] == pytest.approx([0.1, 0.2])
+  model = engine.load_scene(scene)
+  assert (0, 1) in model.collide_exclude and (0, 2) not in model.collide_exclude
