@@ -303,7 +303,19 @@ BAD = [
   ("overflow", [*G00, "size"], [1e300], "bodies[0]", "mass properties are not finite"),
   ("underflow", [*G00, "size"], [1e-200], "bodies[0]", "mass properties are not finite"),
   ("float32 overflow", [*B0, "pos"], [1e300, 0, 0], "bodies[0]", "body_pos0 = [1e+300, 0.0, 0.0] does not fit in"),
+  ("exclude unknown", ["contact"], {"exclude": [["bob", "bobb"]]}, "contact.exclude[0][1]", "unknown body 'bobb'"),
+  ("exclude self", ["contact"], {"exclude": [["arm", "arm"]]}, "contact.exclude[0]", "excluded from itself"),
+  ("exclude shape", ["contact"], {"exclude": [["bob"]]}, "contact.exclude[0]", "expected a pair of body names"),
 ]
+
+
+def test_scene_io_contact_exclude():
+  """contact.exclude adds body pairs that never collide (besides joined bodies): Model.collide_exclude."""
+  scene = _valid()
+  base = load_scene(copy.deepcopy(scene), device="CPU").collide_exclude
+  scene["contact"] = {"exclude": [["arm", "world"], ["bob", "arm"]]}
+  model = load_scene(scene, device="CPU")
+  assert model.collide_exclude == base | {(-1, 1), (0, 1)}
 
 
 @pytest.mark.parametrize("where,value,path,fragment", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
