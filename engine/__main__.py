@@ -1,4 +1,4 @@
-"""Command line: `python -m engine {render,info,bench,demo,parity,leg}` (also the `tinyxpbd` console script)."""
+"""Command line: `python -m engine {render,info,bench,demo,parity,convert,leg}` (also the `tinyxpbd` console script)."""
 from __future__ import annotations
 
 import argparse
@@ -107,7 +107,7 @@ def cmd_demo(args) -> int:
 def parser() -> argparse.ArgumentParser:
   from engine.cli_bench import add_arguments
   p = argparse.ArgumentParser(prog="tinyxpbd", description="tinyxpbd: batched differentiable XPBD on tinygrad.")
-  sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,bench,demo,parity,leg}")
+  sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,bench,demo,parity,convert,leg}")
   r = sub.add_parser("render", help="simulate a scene and render a GIF")
   r.add_argument("scene", help="scene JSON file")
   r.add_argument("-o", "--output", required=True, help="output GIF path")
@@ -131,11 +131,41 @@ def parser() -> argparse.ArgumentParser:
   q.add_argument("scenes", nargs="*", help="scene JSON files (default: every scenes/*.json)")
   q.add_argument("--steps", type=int, nargs="+", default=[1, 100], help="step counts to compare after")
   q.set_defaults(func=cmd_parity)
+  c = sub.add_parser("convert", help="convert an MJCF model (.xml) into a scene (.json); prints the index map")
+  c.add_argument("input", help="MJCF file (.xml)")
+  c.add_argument("-o", "--output", required=True, help="scene JSON path")
+  c.add_argument("--meshes", choices=("error", "box"), default="error", help="mesh geoms: refuse (default) or box")
+  c.set_defaults(func=cmd_convert)
   g = sub.add_parser("leg", help="drive leg2's four muscles from the keyboard (1-4 toggle, 0 relax, q quit)")
   g.add_argument("--scene", default=str(SCENES / "leg2.json"), help="the leg scene (default scenes/leg2.json)")
   g.add_argument("--frames", type=int, default=None, help="stop after this many frames (30 per simulated second)")
   g.set_defaults(func=cmd_leg)
   return p
+
+
+def cmd_convert(args) -> int:
+  """MJCF -> scene JSON through engine/mjcf.py, and the index map (docs/mjcf.md). JSON -> MJCF is not written yet."""
+  import json
+  from engine.mjcf import from_mjcf, index_map
+  from engine.scene import SceneError, load_scene_dict
+  src, out = Path(args.input), Path(args.output)
+  if src.suffix.lower() != ".xml" or out.suffix.lower() != ".json":
+    raise CLIError(f"convert: only MJCF (.xml) to a scene (.json) so far, got {src.name} -> {out.name}")
+  try:
+    scene = from_mjcf(src, args.meshes)
+    load_scene_dict(scene)   # the result must be a valid scene
+  except SceneError as e:
+    raise CLIError(str(e)) from None
+  out.parent.mkdir(parents=True, exist_ok=True)
+  out.write_text(json.dumps(scene, indent=1) + "\n")
+  names = {"bodies": [b["name"] for b in scene["bodies"]], "joints": [j["name"] for j in scene["joints"]],
+           "actuators": [a["name"] for a in scene["actuators"]]}
+  print(f"{src.name} -> {out}: {len(names['bodies'])} bodies, {len(names['joints'])} joints, "
+        f"{len(names['actuators'])} actuators (scene index <- MuJoCo index)")
+  for kind, rows in index_map(src, scene).items():
+    one = {"bodies": "body", "joints": "joint", "actuators": "actuator"}[kind]
+    for i, mj in rows: print(f"  {one} {i} {names[kind][i]!r} <- {', '.join(map(str, mj))}")
+  return 0
 
 
 def cmd_leg(args) -> int:

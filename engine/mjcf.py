@@ -81,6 +81,18 @@ def from_mjcf(path, meshes: str = "error") -> dict:
   return _Converter(m, d, Path(path), meshes).scene()
 
 
+def index_map(path, scene: dict) -> dict[str, list[tuple[int, list[int]]]]:
+  """Where each scene body, joint and actuator of from_mjcf(path) comes from: per kind, (scene index, [MuJoCo
+  indices]); a scene body lists the MuJoCo bodies merged into it, root first. Actuators keep MuJoCo's order."""
+  m, d = compile_mjcf(path)
+  mujoco = _mujoco()
+  group, _ = _Converter(m, d, Path(path), "box").groups()
+  roots = body_index(m, scene)
+  joint = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j["name"]) for j in scene["joints"]]
+  return {"bodies": [(i, [b for b in range(m.nbody) if group[b] == r]) for i, r in enumerate(roots)],
+          "joints": [(k, [j]) for k, j in enumerate(joint)], "actuators": [(a, [a]) for a in range(m.nu)]}
+
+
 def load_mjcf(path, dtype=None, device: str | None = None, meshes: str = "error"):
   """The Model of an MJCF file (engine.scene.load_scene for a scene dict from from_mjcf)."""
   from engine.scene import load_scene

@@ -84,3 +84,23 @@ def test_cli_leg_scripted_keys():
   assert excitation[:12] == (1,) * 12 and excitation[12:] == (0,) * 12
   assert act[0] > 0.5 and act[11] > 0.99 and act[-1] < 0.2       # activation follows, with MuJoCo's time constants
   assert hip[11] < -20 and hip[0] > hip[11]                        # the hip swings forward
+
+
+def test_cli_convert_mjcf(tmp_path, capsys):
+  """`convert` writes the scene of an MJCF file and prints where each body, joint and actuator came from; what it
+  cannot convert, and the direction not written yet, end in one line and exit 2."""
+  pytest.importorskip("mujoco")
+  out = tmp_path / "dp.json"
+  assert main(["convert", str(ROOT / "tests" / "mjcf" / "double_pendulum.xml"), "-o", str(out)]) == 0
+  text = capsys.readouterr().out
+  assert "body 1 'lower' <- 2, 3" in text and "joint 1 'elbow' <- 1" in text
+  scene = json.loads(out.read_text())
+  assert [b["name"] for b in scene["bodies"]] == ["upper", "lower"]
+  bad = tmp_path / "two.xml"
+  bad.write_text('<mujoco><worldbody><body name="b"><joint type="slide"/><joint type="slide" axis="0 1 0"/>'
+                 '<geom type="sphere" size="0.1"/></body></worldbody></mujoco>')
+  for cmd in (["convert", str(bad), "-o", str(tmp_path / "x.json")], ["convert", str(out), "-o", str(bad)],
+              ["info", str(bad)]):
+    assert main(cmd) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
