@@ -93,12 +93,6 @@ def index_map(path, scene: dict) -> dict[str, list[tuple[int, list[int]]]]:
           "joints": [(k, [j]) for k, j in enumerate(joint)], "actuators": [(a, [a]) for a in range(m.nu)]}
 
 
-def load_mjcf(path, dtype=None, device: str | None = None, meshes: str = "error"):
-  """The Model of an MJCF file (engine.scene.load_scene for a scene dict from from_mjcf)."""
-  from engine.scene import load_scene
-  return load_scene(from_mjcf(path, meshes), dtype, device)
-
-
 def body_index(m, scene: dict) -> list[int]:
   """The MuJoCo body behind each scene body of a converted scene (the root of its merged bodies, same name)."""
   mujoco = _mujoco()
@@ -206,8 +200,7 @@ class _Converter:
         self.fail(f"joint '{self.name('joint', j)}': frictionloss is not supported")
       if m.jnt_type[j] == BALL and m.jnt_limited[j]:
         self.fail(f"joint '{self.name('joint', j)}': a ball joint's range is not supported")
-      if m.jnt_type[j] in (HINGE, SLIDE) and m.jnt_limited[j] and m.jnt_type[j] == HINGE and (
-          m.jnt_range[j, 0] < -math.pi or m.jnt_range[j, 1] > math.pi):
+      if m.jnt_type[j] == HINGE and m.jnt_limited[j] and (m.jnt_range[j, 0] < -math.pi or m.jnt_range[j, 1] > math.pi):
         self.fail(f"joint '{self.name('joint', j)}': range {list(m.jnt_range[j])} rad exceeds [-pi, pi]")
 
   # --- bodies and geoms ---
@@ -298,7 +291,7 @@ class _Converter:
       self.fail(f"geom '{name}': {what} is not supported")
     out.update(pos=[float(x) for x in pos], quat=[float(x) for x in quat / np.linalg.norm(quat)],
                friction=float(m.geom_friction[g, 0]), rgba=[float(min(max(x, 0.0), 1.0)) for x in m.geom_rgba[g]])
-    if self.name("geom", g) != f"geom{g}": out["name"] = name
+    if name != f"geom{g}": out["name"] = name
     return out
 
   # --- joints, actuators, collisions ---

@@ -16,7 +16,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 import engine
 from engine.mjcf import MJCFWarning, bodies_from_mujoco, compile_mjcf, from_mjcf
-from engine.npquat import quat_conj, quat_mul
+from engine.npquat import quat_conj, quat_mul, quat_to_mat
 from engine.scene import SceneError, load_scene, load_scene_dict
 from oracle.joints import joint_coords
 from oracle.packed import pack_state
@@ -122,7 +122,6 @@ def test_verify_mjcf_mass_properties_are_mujocos():
     for b in bodies:
       rot, r = d.ximat[b].reshape(3, 3), d.xipos[b] - com
       inertia += rot @ np.diag(m.body_inertia[b]) @ rot.T + m.body_mass[b] * (r @ r * np.eye(3) - np.outer(r, r))
-    from engine.npquat import quat_to_mat
     rot = quat_to_mat(model.body_quat0.numpy()[i])
     ours = rot @ np.diag(1.0 / model.body_inv_inertia.numpy()[i]) @ rot.T
     np.testing.assert_allclose(1.0 / model.body_inv_mass.numpy()[i], mass, rtol=1e-12)
