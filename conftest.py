@@ -1,9 +1,7 @@
 """Repo-root conftest: lets a bare `pytest` import engine/oracle/kernels without installing, points tinygrad's WEBGPU
 backend at the Dawn library that dawn-python ships (unless WEBGPU_PATH is already set), and lays the suite out for
 `--dist loadgroup` (the Makefile's `make test`)."""
-import importlib.util
 import os
-import platform
 import sys
 
 import pytest
@@ -11,10 +9,7 @@ import pytest
 ROOT = os.path.dirname(os.path.abspath(__file__))
 if ROOT not in sys.path: sys.path.insert(0, ROOT)
 
-_spec = importlib.util.find_spec("pydawn")
-if _spec is not None and _spec.submodule_search_locations:
-  _lib = os.path.join(list(_spec.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so")
-  if os.path.isfile(_lib): os.environ.setdefault("WEBGPU_PATH", _lib)
+import engine  # noqa: E402,F401  (points WEBGPU_PATH at dawn-python's Dawn unless it is set: engine/__init__.py)
 
 # The groups that take longest, longest first (cold-cache seconds on 2 cores, `make golden PYTEST_ARGS=--durations=0`
 # 2026-11-23: 156 s down to 40 s), so pytest-xdist hands them out first and no worker runs a long group alone at the

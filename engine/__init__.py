@@ -1,6 +1,22 @@
 """tinyxpbd: scene loading, the simulator, envs. Stepping (and choosing a backend) goes through engine/stepping.py."""
+import importlib.util as _util
+import os as _os
+import platform as _platform
+
 from engine.scene import SceneError, load_scene  # noqa: F401
 from oracle.types import Model, State  # noqa: F401
+
+
+def _find_dawn() -> None:
+  """Point tinygrad's WEBGPU backend at the Dawn library that dawn-python ships, unless WEBGPU_PATH is already set, so
+  the wgsl backend works without setup (tinygrad reads it when the device first opens)."""
+  spec = _util.find_spec("pydawn")
+  if spec is None or not spec.submodule_search_locations: return
+  lib = _os.path.join(list(spec.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{_platform.machine()}.so")
+  if _os.path.isfile(lib): _os.environ.setdefault("WEBGPU_PATH", lib)
+
+
+_find_dawn()
 
 
 def __getattr__(name):

@@ -1,4 +1,5 @@
-"""Command line: `python -m engine {render,info,bench,demo,parity,convert,leg}` (also the `tinyxpbd` console script)."""
+"""Command line: `python -m engine {render,info,step,bench,demo,parity,convert,leg}` (also the `tinyxpbd` console
+script)."""
 from __future__ import annotations
 
 import argparse
@@ -64,6 +65,39 @@ def cmd_info(args) -> int:
   return 0
 
 
+def cmd_step(args) -> int:
+  """Advance a scene by --steps env-steps with this engine and, with --accurate, through MuJoCo from the same start
+  (engine/accurate.py, each step from MuJoCo's last); print env 0's bodies and how far apart the two ended."""
+  from engine.scene import SceneError
+  from engine.simulator import Simulator
+  if args.steps < 1 or args.batch < 1: raise CLIError("--steps and --batch: expected positive integers")
+  if args.noise < 0: raise CLIError(f"--noise: expected a number >= 0, got {args.noise}")
+  model, _ = _load(args.scene)
+  sim = Simulator(model, batch=args.batch)
+  start = sim.reset(seed=args.seed, noise=args.noise)
+  ours = sim.rollout(start, args.steps).body_pos.numpy()[0]
+  theirs = None
+  if args.accurate:
+    from engine.accurate import MuJoCoStep
+    try:
+      mj = MuJoCoStep(args.scene)
+    except SceneError as e:
+      raise CLIError(str(e)) from None
+    state = start
+    for _ in range(args.steps): state = mj(state)
+    theirs = state.body_pos.numpy()[0]
+  t = args.steps * model.dt
+  print(f"{model.name}: {args.steps} steps ({t:.4g} s), batch {args.batch}, env 0's centres of mass [m]" +
+        (" (engine | MuJoCo | apart [mm])" if theirs is not None else ""))
+  for i, name in enumerate(model.body_name):
+    row = f"  {name:<16} {ours[i][0]:+.5f} {ours[i][1]:+.5f} {ours[i][2]:+.5f}"
+    if theirs is not None:
+      row += (f" | {theirs[i][0]:+.5f} {theirs[i][1]:+.5f} {theirs[i][2]:+.5f} | "
+              f"{1e3 * float(((ours[i] - theirs[i]) ** 2).sum()) ** 0.5:.3f}")
+    print(row)
+  return 0
+
+
 def cmd_bench(args) -> int:
   from engine.cli_bench import run
   return run(args)
@@ -107,7 +141,7 @@ def cmd_demo(args) -> int:
 def parser() -> argparse.ArgumentParser:
   from engine.cli_bench import add_arguments
   p = argparse.ArgumentParser(prog="tinyxpbd", description="tinyxpbd: batched differentiable XPBD on tinygrad.")
-  sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,bench,demo,parity,convert,leg}")
+  sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,step,bench,demo,parity,convert,leg}")
   r = sub.add_parser("render", help="simulate a scene and render a GIF")
   r.add_argument("scene", help="scene JSON file")
   r.add_argument("-o", "--output", required=True, help="output GIF path")
@@ -131,11 +165,19 @@ def parser() -> argparse.ArgumentParser:
   q.add_argument("scenes", nargs="*", help="scene JSON files (default: every scenes/*.json)")
   q.add_argument("--steps", type=int, nargs="+", default=[1, 100], help="step counts to compare after")
   q.set_defaults(func=cmd_parity)
-  c = sub.add_parser("convert", help="convert an MJCF model (.xml) into a scene (.json); prints the index map")
-  c.add_argument("input", help="MJCF file (.xml)")
-  c.add_argument("-o", "--output", required=True, help="scene JSON path")
+  c = sub.add_parser("convert", help="convert an MJCF model (.xml) into a scene (.json) or back; prints the index map")
+  c.add_argument("input", help="MJCF file (.xml) or scene (.json)")
+  c.add_argument("-o", "--output", required=True, help="scene JSON or MJCF path")
   c.add_argument("--meshes", choices=("error", "box"), default="error", help="mesh geoms: refuse (default) or box")
   c.set_defaults(func=cmd_convert)
+  st = sub.add_parser("step", help="step a scene; --accurate also through MuJoCo, and compare")
+  st.add_argument("scene", help="scene JSON or MJCF file")
+  st.add_argument("--accurate", action="store_true", help="also step through MuJoCo (needs tinyxpbd[mjcf])")
+  st.add_argument("--steps", type=int, default=1, help="env-steps (default 1)")
+  st.add_argument("--batch", type=int, default=1, help="envs (default 1)")
+  st.add_argument("--noise", type=float, default=0.0, help="N(0, noise^2) on the initial velocities (default 0)")
+  st.add_argument("--seed", type=int, default=0)
+  st.set_defaults(func=cmd_step)
   g = sub.add_parser("leg", help="drive leg2's four muscles from the keyboard (1-4 toggle, 0 relax, q quit)")
   g.add_argument("--scene", default=str(SCENES / "leg2.json"), help="the leg scene (default scenes/leg2.json)")
   g.add_argument("--frames", type=int, default=None, help="stop after this many frames (30 per simulated second)")
@@ -144,27 +186,38 @@ def parser() -> argparse.ArgumentParser:
 
 
 def cmd_convert(args) -> int:
-  """MJCF -> scene JSON through engine/mjcf.py, and the index map (docs/mjcf.md). JSON -> MJCF is not written yet."""
+  """MJCF -> scene JSON (engine/mjcf.py) or scene JSON -> MJCF (engine/mjcf_write.py), and the index map
+  (docs/mjcf.md)."""
   import json
-  from engine.mjcf import from_mjcf, index_map
   from engine.scene import SceneError, load_scene_dict
   src, out = Path(args.input), Path(args.output)
-  if src.suffix.lower() != ".xml" or out.suffix.lower() != ".json":
-    raise CLIError(f"convert: only MJCF (.xml) to a scene (.json) so far, got {src.name} -> {out.name}")
+  kinds = (src.suffix.lower(), out.suffix.lower())
+  if kinds not in ((".xml", ".json"), (".json", ".xml")):
+    raise CLIError(f"convert: MJCF (.xml) to a scene (.json) or back, got {src.name} -> {out.name}")
   try:
-    scene = from_mjcf(src, args.meshes)
-    load_scene_dict(scene)   # the result must be a valid scene
+    if kinds[0] == ".xml":
+      from engine.mjcf import from_mjcf, index_map
+      scene = from_mjcf(src, args.meshes)
+      load_scene_dict(scene)   # the result must be a valid scene
+      text, arrow = json.dumps(scene, indent=1) + "\n", "<-"
+      rows = {kind: [(i, ", ".join(map(str, mj))) for i, mj in v] for kind, v in index_map(src, scene).items()}
+    else:
+      from engine.mjcf_write import mjcf_indices, to_mjcf
+      scene = load_scene_dict(src)
+      text, arrow, where = to_mjcf(scene), "->", mjcf_indices(scene)
+      rows = {kind: [(i, f"{'equality ' if kind == 'joints' and scene['joints'][i]['type'] == 'distance' else ''}{k}")
+                     for i, k in enumerate(v)] for kind, v in where.items()}
   except SceneError as e:
     raise CLIError(str(e)) from None
   out.parent.mkdir(parents=True, exist_ok=True)
-  out.write_text(json.dumps(scene, indent=1) + "\n")
+  out.write_text(text)
   names = {"bodies": [b["name"] for b in scene["bodies"]], "joints": [j["name"] for j in scene["joints"]],
            "actuators": [a["name"] for a in scene["actuators"]]}
   print(f"{src.name} -> {out}: {len(names['bodies'])} bodies, {len(names['joints'])} joints, "
-        f"{len(names['actuators'])} actuators (scene index <- MuJoCo index)")
-  for kind, rows in index_map(src, scene).items():
+        f"{len(names['actuators'])} actuators (scene index {arrow} MuJoCo index)")
+  for kind, items in rows.items():
     one = {"bodies": "body", "joints": "joint", "actuators": "actuator"}[kind]
-    for i, mj in rows: print(f"  {one} {i} {names[kind][i]!r} <- {', '.join(map(str, mj))}")
+    for i, mj in items: print(f"  {one} {i} {names[kind][i]!r} {arrow} {mj}")
   return 0
 
 

@@ -9,18 +9,22 @@ The mapping, from MuJoCo's generalised coordinates to this engine's maximal ones
   and merged into it (its geoms and mass join the parent's), as MuJoCo itself treats welded bodies. A body with two
   or more joints has no counterpart (this engine joins two bodies by one joint) and is refused by name.
 - Mass properties are MuJoCo's: each scene body gets its bodies' total mass and inertia (principal moments; the scene
-  body's frame is their principal frame, at their centre of mass), and each geom the density that gives its MuJoCo
+  body keeps MuJoCo's body frame where the inertia is diagonal in it, else takes the principal frame closest to it),
+  and each geom the density that gives its MuJoCo
   body its mass, so the scene's centre of mass (which the format takes from the geoms) is MuJoCo's; a body whose
   <inertial> centre is not its geoms' is refused by name. Armature (rotor inertia about a joint's axis) is added to
   the child's inertia about the axis: exact for a fixed parent, an approximation otherwise, and said in a warning.
 - Geoms: sphere, capsule, box and plane (world only) as they are; a cylinder becomes the capsule of the same radius
   and overall length, an ellipsoid the capsule along its longest axis (radius the larger other semi-axis), each with a
   warning; a mesh is refused unless meshes="box" (its bounding box, with a warning); height fields are refused.
-- Collision filtering (contype/conaffinity, MuJoCo's parent filter): between two scene bodies either every pair of
-  their geoms may touch or none may; none becomes an excluded pair (contact.exclude), or collide: false on the joint
-  that joins them, and all a joint's `collide: true`. Anything finer is refused by name.
-- Actuators on joints: motor (gear, ctrlrange), position (kp, kv) and velocity (kv) servos. Joint damping maps to
-  joint damping; joint stiffness, friction loss, actuator force limits, tendons and equality constraints are refused.
+- Collision filtering (contype/conaffinity, <exclude>, MuJoCo's parent filter): between two scene bodies either every
+  pair of their geoms may touch or none may; none becomes an excluded pair (contact.exclude), or collide: false on the
+  joint that joins them, and all a joint's `collide: true`. Anything finer is refused by name.
+- Actuators on joints: motor (gear, ctrlrange), position (kp, kv) and velocity (kv) servos; muscles on spatial
+  tendons through sites; a one-tendon equality becomes a distance joint (engine/mjcf_tendons.py). Joint damping maps
+  to joint damping; joint stiffness, friction loss, actuator force limits and other tendons and equalities are refused.
+- Custom numerics named tinyxpbd:... (engine/mjcf_write.py, which writes scenes as MJCF) carry what MJCF has no
+  attribute for.
 - The timestep becomes dt, split into substeps of at most MAX_SUBSTEP; gravity is copied.
 Everything dropped or approximated is said in an MJCFWarning; nothing is dropped silently.
 """
@@ -31,6 +35,9 @@ from pathlib import Path
 import numpy as np
 from engine.mass import geom_mass, principal_axes
 from engine.npquat import mat_to_quat, quat_mul, quat_to_mat
+from engine.mjcf_tendons import TRN_TENDON, apply_extras, distance_joints, muscle, read_extras, refuse_tendons, \
+  sites_and_tendons
+from engine.mjcf_write import PREFIX
 from engine.scene_schema import SceneError
 
 # mjtGeom, mjtJoint, mjtTrn, mjtGain, mjtBias, mjtDyn (mujoco/mjmodel.h)
@@ -43,6 +50,11 @@ TOL = 1e-6   # [m] how far a body's inertial centre may sit from its geoms' cent
 # 1.35 deg at 1/4800 s (the shipped scenes' substep), 0.70 at 1/9600 and 0.36 at 1/19200;
 # inverted_double_pendulum (dt 0.01 s) by 1.7 deg at 20 substeps, 0.7 at 48, 0.4 at 80
 MAX_SUBSTEP = 1.0 / 9600.0
+
+
+def _float32(x) -> float:
+  """The shortest decimal that reads back to float32 x (MuJoCo keeps colours in float32: 0.85 stays 0.85)."""
+  return float(np.format_float_positional(np.float32(x), unique=True))
 
 
 class MJCFWarning(UserWarning):
@@ -105,15 +117,17 @@ def body_index(m, scene: dict) -> list[int]:
 
 def bodies_from_mujoco(scene: dict, m, d, d0) -> dict[str, np.ndarray]:
   """The scene bodies' maximal coordinates for MuJoCo's state d (kinematics done, mj_forward or mj_kinematics with
-  velocities): pos and quat of each scene body's frame (its centre of mass and principal axes) and vel (of the centre
-  of mass) and angvel, world frame, (nbody, 3 or 4) float64. d0: MuJoCo at qpos0, where the scene's poses were taken:
-  each scene body moves rigidly with its MuJoCo root body, from the offset it had there."""
+  velocities): pos and quat of each scene body's Model frame (its centre of mass and principal axes) and vel (of the
+  centre of mass) and angvel, world frame, (nbody, 3 or 4) float64. d0: MuJoCo at qpos0, where the scene's poses were
+  taken: each scene body moves rigidly with its MuJoCo root body, from the offset it had there."""
+  from engine.scene import _bodies_and_geoms, load_scene_dict   # the Model frames at the scene pose, float64 numpy
   mujoco = _mujoco()
+  frames, _ = _bodies_and_geoms(load_scene_dict(scene))
   out = {k: [] for k in ("pos", "quat", "vel", "angvel")}
-  for body, b in zip(scene["bodies"], body_index(m, scene)):
+  for b, pos0, quat0 in zip(body_index(m, scene), frames["body_pos0"], frames["body_quat0"]):
     r0, q0 = d0.xmat[b].reshape(3, 3), d0.xquat[b]
-    rel_pos = r0.T @ (np.asarray(body["pos"]) - d0.xpos[b])
-    rel_q = quat_mul(np.array([q0[0], -q0[1], -q0[2], -q0[3]]), np.asarray(body["quat"]))
+    rel_pos = r0.T @ (pos0 - d0.xpos[b])
+    rel_q = quat_mul(np.array([q0[0], -q0[1], -q0[2], -q0[3]]), quat0)
     pos = d.xpos[b] + d.xmat[b].reshape(3, 3) @ rel_pos
     res = np.zeros(6)
     mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, res, 0)   # [angular, linear at xipos], world
@@ -130,8 +144,7 @@ class _Converter:
     self.where = f"MJCF file '{path.name}'"
 
   def name(self, kind: str, i: int) -> str:
-    obj = {"body": self.mj.mjtObj.mjOBJ_BODY, "geom": self.mj.mjtObj.mjOBJ_GEOM, "joint": self.mj.mjtObj.mjOBJ_JOINT,
-           "actuator": self.mj.mjtObj.mjOBJ_ACTUATOR}[kind]
+    obj = getattr(self.mj.mjtObj, f"mjOBJ_{kind.upper()}")
     return self.mj.mj_id2name(self.m, obj, i) or f"{kind}{i}"
 
   def fail(self, what: str):
@@ -161,6 +174,10 @@ class _Converter:
   def scene(self) -> dict:
     m = self.m
     self.refuse()
+    self.extras = read_extras(self)
+    for key, n in (("geom_restitution", m.ngeom), ("geom_density", m.ngeom), ("body_given", m.nbody - 1)):
+      if len(self.extras.get(key, [0] * n)) != n:
+        self.fail(f"custom numeric '{PREFIX}{key}': expected {n} values, got {len(self.extras[key])}")
     group, joint_of = self.groups()
     roots = [b for b in range(1, m.nbody) if group[b] == b]
     names = {0: "world", **{b: self.name("body", b) for b in roots}}
@@ -171,27 +188,29 @@ class _Converter:
       bodies.append(self.body(b, [k for k in range(m.nbody) if group[k] == b], joint_of.get(b)))
     joints = [self.joint(joint_of[b], names[group[m.body_parentid[b]]], names[b]) for b in roots
               if m.jnt_type[joint_of[b]] != FREE]
+    distance = distance_joints(self, group, names)
+    joints += [j for j, _ in distance]
+    sites, tendons = sites_and_tendons(self, group, names, {t for _, t in distance})
     dt = float(m.opt.timestep)
-    scene = {"name": self.path.stem, "gravity": [float(x) for x in m.opt.gravity], "dt": dt,
+    model = bytes(m.names).split(b"\0")[0].decode()   # <mujoco model=...>; MuJoCo's default is not a name
+    scene = {"name": model if model and model != "MuJoCo Model" else self.path.stem,
+             "gravity": [float(x) for x in m.opt.gravity], "dt": dt,
              "substeps": max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9)),
-             "world": {"geoms": world_geoms}, "bodies": bodies, "joints": joints,
+             "world": {"geoms": world_geoms}, "bodies": bodies, "joints": joints, "sites": sites, "tendons": tendons,
              "actuators": [self.actuator(a, joint_of) for a in range(m.nu)]}
-    self.collisions(scene, group, names, joint_of)
+    self.collisions(scene, group, names, joint_of, distance)
+    apply_extras(self, scene, self.extras)
     return scene
 
   def refuse(self) -> None:
     """Named errors for what the conversion has no counterpart for."""
     m = self.m
     obj = self.mj.mjtObj
-    for kind, n, what in ((obj.mjOBJ_TENDON, m.ntendon, "tendon"), (obj.mjOBJ_EQUALITY, m.neq, "equality"),
-                          (obj.mjOBJ_PAIR, m.npair, "contact pair"), (obj.mjOBJ_FLEX, getattr(m, "nflex", 0), "flex")):
+    for kind, n, what in ((obj.mjOBJ_PAIR, m.npair, "contact pair"), (obj.mjOBJ_FLEX, getattr(m, "nflex", 0), "flex")):
       if n:
         names = ", ".join(f"'{self.mj.mj_id2name(m, kind, i) or f'{what}{i}'}'" for i in range(n))
         self.fail(f"<{what}> {names}: not supported yet")
-    for a in range(m.nu):
-      if m.actuator_trntype[a] != 0:
-        self.fail(f"actuator '{self.name('actuator', a)}': only actuators on joints are supported yet (trntype "
-                  f"{int(m.actuator_trntype[a])})")
+    refuse_tendons(self)
     for j in range(m.njnt):
       if m.jnt_stiffness[j] != 0: self.fail(f"joint '{self.name('joint', j)}': stiffness {m.jnt_stiffness[j]:g} is "
                                             "not supported (a spring in generalised coordinates)")
@@ -205,8 +224,9 @@ class _Converter:
 
   # --- bodies and geoms ---
   def body(self, root: int, members: list[int], joint: int | None) -> dict:
-    """One scene body from MuJoCo bodies `members` (root first): MuJoCo's total mass and inertia in their principal
-    frame at their centre of mass; the geoms at densities that carry each member's mass."""
+    """One scene body from MuJoCo bodies `members` (root first): MuJoCo's total mass and inertia, in the root's frame
+    where they are diagonal there, else in their principal frame; the geoms at densities that carry each member's
+    mass."""
     m, d = self.m, self.d
     mass = float(sum(m.body_mass[b] for b in members))
     if mass <= 0: self.fail(f"body '{self.name('body', root)}': no mass")
@@ -217,7 +237,13 @@ class _Converter:
       inertia += rot @ np.diag(m.body_inertia[b]) @ rot.T + m.body_mass[b] * (r @ r * np.eye(3) - np.outer(r, r))
     if joint is not None and m.jnt_type[joint] != FREE:
       inertia += self.armature(joint, root)
-    moments, q = principal_axes(inertia)   # the principal frame in the world
+    given = int(self.extras["body_given"][root - 1]) if "body_given" in self.extras else 2
+    rot0 = d.xmat[root].reshape(3, 3)
+    moments, q_local = principal_axes(rot0.T @ inertia @ rot0)   # the principal axes closest to MuJoCo's body axes
+    # the scene body keeps MuJoCo's body frame as its user frame where its inertia is diagonal there, or where the
+    # scene takes its inertia from its geoms (mjcf_write's files say so); else its frame is the principal one
+    keep = given < 2 or np.array_equal(q_local, [1.0, 0.0, 0.0, 0.0])
+    origin, q = (d.xpos[root], d.xquat[root]) if keep else (com, quat_mul(d.xquat[root], q_local))
     if any(moments[i] > moments[(i + 1) % 3] + moments[(i + 2) % 3] + 1e-12 for i in range(3)):
       self.fail(f"joint '{self.name('joint', joint)}': armature {self.m.dof_armature[self.m.jnt_dofadr[joint]]:g} is "
                 f"more rotor inertia than body '{self.name('body', root)}' can carry as a rigid body's (principal "
@@ -226,20 +252,27 @@ class _Converter:
       self.warn(f"joint '{self.name('joint', joint)}': armature {m.dof_armature[m.jnt_dofadr[joint]]:g} added to body "
                 f"'{self.name('body', root)}' as inertia about the joint's axis (exact while the parent is still)")
     geoms, volume = [], {}
+    # a file from mjcf_write has the scene's densities; MuJoCo's own spread each body's mass evenly over its geoms
+    rel = self.extras.get("geom_density", np.ones(m.ngeom))
     for g in range(m.ngeom):
       b = int(m.geom_bodyid[g])
       if b in members:
-        geoms.append((b, self.geom(g, com, q, 1.0)))
-        volume[b] = volume.get(b, 0.0) + geom_mass(geoms[-1][1]["type"], geoms[-1][1]["size"], 1.0)[0]
+        geoms.append((b, self.geom(g, origin, q, 1.0)))
+        volume[b] = volume.get(b, 0.0) + rel[g] * geom_mass(geoms[-1][1]["type"], geoms[-1][1]["size"], 1.0)[0]
     for b in members:
       if m.body_mass[b] > 0 and b not in volume:
         self.fail(f"body '{self.name('body', b)}': mass {m.body_mass[b]:g} kg but no geoms to carry it (the scene "
                   "format takes a body's centre of mass from its geoms)")
     if not geoms: self.fail(f"body '{self.name('body', root)}': no geoms")
-    for b, geom in geoms: geom["density"] = float(m.body_mass[b] / volume[b]) if m.body_mass[b] > 0 else 1e-9
-    self.check_centre(root, [g for _, g in geoms])
-    return {"name": self.name("body", root), "pos": [float(x) for x in com], "quat": [float(x) for x in q],
-            "mass": mass, "inertia": [float(x) for x in moments], "geoms": [g for _, g in geoms]}
+    for (b, geom), g in zip(geoms, [g for g in range(m.ngeom) if m.geom_bodyid[g] in members]):
+      geom["density"] = float(rel[g]) if "geom_density" in self.extras else \
+        float(rel[g] * m.body_mass[b] / volume[b]) if m.body_mass[b] > 0 else 1e-9
+    self.check_centre(root, [g for _, g in geoms], quat_to_mat(q).T @ (com - origin))
+    out = {"name": self.name("body", root), "pos": [float(x) for x in origin], "quat": [float(x) for x in q],
+           "mass": mass, "inertia": [float(x) for x in moments], "geoms": [g for _, g in geoms]}
+    if given < 2: del out["inertia"]   # the scene took them from its geoms (mjcf_write): so does this one
+    if given < 1: del out["mass"]
+    return out
 
   def armature(self, j: int, child: int) -> np.ndarray:
     """Joint j's armature as inertia of its child about the joint's axis (world frame)."""
@@ -250,12 +283,13 @@ class _Converter:
     axis = self.d.xaxis[j]
     return a * (np.outer(axis, axis) if kind == HINGE else np.eye(3))
 
-  def check_centre(self, root: int, geoms: list[dict]) -> None:
-    """The scene's centre of mass (its geoms', at their densities) must be MuJoCo's: the body's frame origin."""
+  def check_centre(self, root: int, geoms: list[dict], expected: np.ndarray) -> None:
+    """The scene's centre of mass (its geoms', at their densities) must be MuJoCo's (`expected`, in the body frame)."""
     from engine.mass import body_mass
     _, com, _ = body_mass((g["type"], g["size"], g["density"], g["pos"], g["quat"]) for g in geoms)
-    if np.linalg.norm(com) > TOL:
-      self.fail(f"body '{self.name('body', root)}': its <inertial> centre of mass is {1e3 * np.linalg.norm(com):.3g} "
+    if np.linalg.norm(com - expected) > TOL:
+      self.fail(f"body '{self.name('body', root)}': its <inertial> centre of mass is "
+                f"{1e3 * np.linalg.norm(com - expected):.3g} "
                 "mm from its geoms' centre; the scene format takes the centre of mass from the geoms")
 
   def geom(self, g: int, origin: np.ndarray, frame: np.ndarray, density: float | None) -> dict:
@@ -290,7 +324,9 @@ class _Converter:
       what = {MESH: "a mesh (meshes='box' stands in its bounding box)", HFIELD: "a height field"}.get(kind, "this type")
       self.fail(f"geom '{name}': {what} is not supported")
     out.update(pos=[float(x) for x in pos], quat=[float(x) for x in quat / np.linalg.norm(quat)],
-               friction=float(m.geom_friction[g, 0]), rgba=[float(min(max(x, 0.0), 1.0)) for x in m.geom_rgba[g]])
+               friction=float(m.geom_friction[g, 0]), rgba=[_float32(min(max(x, 0.0), 1.0)) for x in m.geom_rgba[g]])
+    if "geom_restitution" in self.extras: out["restitution"] = float(self.extras["geom_restitution"][g])
+    if density is None and "geom_density" in self.extras: out["density"] = float(self.extras["geom_density"][g])
     if name != f"geom{g}": out["name"] = name
     return out
 
@@ -310,6 +346,7 @@ class _Converter:
 
   def actuator(self, a: int, joint_of: dict[int, int]) -> dict:
     m, name = self.m, self.name("actuator", a)
+    if m.actuator_trntype[a] == TRN_TENDON: return muscle(self, a)
     j = int(m.actuator_trnid[a, 0])
     if j not in joint_of.values(): self.fail(f"actuator '{name}': its joint is not converted")
     kind = JOINT_KIND.get(int(m.jnt_type[j]))
@@ -329,40 +366,49 @@ class _Converter:
     self.fail(f"actuator '{name}': only motors (hinge, slide) and position/velocity servos with gear 1 (hinge) are "
               "converted")
 
-  def collisions(self, scene: dict, group: list[int], names: dict[int, str], joint_of: dict[int, int]) -> None:
-    """MuJoCo's contact filter per pair of scene bodies: all their geom pairs may touch, or none (module docstring).
-    This engine pairs every world plane with every body geom, so a plane MuJoCo keeps off a body is refused, unless
-    nothing in the model touches at all (then contacts are off)."""
+  def collisions(self, scene: dict, group: list[int], names: dict[int, str], joint_of: dict[int, int],
+                 distance: list[tuple[dict, int]]) -> None:
+    """MuJoCo's contact filter (contype/conaffinity, <exclude>, the parent filter) per pair of scene bodies: all their
+    geom pairs may touch, or none (module docstring). This engine pairs every world plane with every body geom, so a
+    plane MuJoCo keeps off a body is refused, unless nothing in the model touches at all (then contacts are off);
+    planes therefore say nothing about a pair's filtering."""
     m = self.m
     if m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_CONTACT:
       scene["contact"] = {"enabled": False}
       return
     filter_parent = not (m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_FILTERPARENT)
+    excluded = {(int(sig) >> 16, int(sig) & 0xFFFF) for sig in m.exclude_signature}   # MuJoCo body ids, sorted
     parent_of = {b: group[m.body_parentid[b]] for b in joint_of}
     pairs: dict[tuple[int, int], set[bool]] = {}
-    plane_refused = []
+    plane_refused, any_touch = [], False
     for g1 in range(m.ngeom):
       for g2 in range(g1 + 1, m.ngeom):
         a, b = sorted((group[m.geom_bodyid[g1]], group[m.geom_bodyid[g2]]))
         if a == b: continue
         touch = bool(m.geom_contype[g1] & m.geom_conaffinity[g2]) or bool(m.geom_contype[g2] & m.geom_conaffinity[g1])
         if filter_parent and a != 0 and (parent_of.get(b) == a or parent_of.get(a) == b): touch = False
-        if not touch and PLANE in (m.geom_type[g1], m.geom_type[g2]): plane_refused.append((g1, g2))
-        pairs.setdefault((a, b), set()).add(touch)
-    if not any(True in kinds for kinds in pairs.values()):
+        if tuple(sorted((int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])))) in excluded: touch = False
+        any_touch |= touch
+        if PLANE in (m.geom_type[g1], m.geom_type[g2]):
+          if not touch: plane_refused.append((g1, g2))
+        else: pairs.setdefault((a, b), set()).add(touch)
+    if not any_touch:
       scene["contact"] = {"enabled": False}
       return
     if plane_refused:
       g1, g2 = plane_refused[0]
-      self.fail(f"geoms '{self.name('geom', g1)}' and '{self.name('geom', g2)}': contype/conaffinity keep them apart, "
-                "and this engine pairs every world plane with every body geom")
-    joined = {tuple(sorted((parent_of[b], b))): b for b in joint_of if m.jnt_type[joint_of[b]] != FREE}
+      self.fail(f"geoms '{self.name('geom', g1)}' and '{self.name('geom', g2)}': contype/conaffinity or <exclude> keep "
+                "them apart, and this engine pairs every world plane with every body geom")
+    joined = {tuple(sorted((parent_of[b], b))): next(j for j in scene["joints"] if j["child"] == names[b])
+              for b in joint_of if m.jnt_type[joint_of[b]] != FREE}
+    index = {n: k for k, n in names.items()}
+    joined.update({tuple(sorted((index[j["parent"]], index[j["child"]]))): j for j, _ in distance})
     exclude = []
     for (a, b), kinds in sorted(pairs.items()):
       if len(kinds) > 1:
         self.fail(f"bodies '{names[a]}' and '{names[b]}': contype/conaffinity let some of their geoms touch and not "
                   "others; this engine filters contacts per pair of bodies")
       if (a, b) in joined:
-        if True in kinds: next(j for j in scene["joints"] if j["child"] == names[joined[(a, b)]])["collide"] = True
+        if True in kinds: joined[(a, b)]["collide"] = True
       elif True not in kinds: exclude.append([names[a], names[b]])
-    if exclude: scene["contact"] = {"exclude": exclude}
+    scene["contact"] = {"exclude": exclude} if exclude else {}

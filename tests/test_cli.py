@@ -88,7 +88,7 @@ def test_cli_leg_scripted_keys():
 
 def test_cli_convert_mjcf(tmp_path, capsys):
   """`convert` writes the scene of an MJCF file and prints where each body, joint and actuator came from; what it
-  cannot convert, and the direction not written yet, end in one line and exit 2."""
+  cannot convert, and a pair of suffixes it does not convert between, end in one line and exit 2."""
   pytest.importorskip("mujoco")
   out = tmp_path / "dp.json"
   assert main(["convert", str(ROOT / "tests" / "mjcf" / "double_pendulum.xml"), "-o", str(out)]) == 0
@@ -99,7 +99,7 @@ def test_cli_convert_mjcf(tmp_path, capsys):
   bad = tmp_path / "two.xml"
   bad.write_text('<mujoco><worldbody><body name="b"><joint type="slide"/><joint type="slide" axis="0 1 0"/>'
                  '<geom type="sphere" size="0.1"/></body></worldbody></mujoco>')
-  for cmd in (["convert", str(bad), "-o", str(tmp_path / "x.json")], ["convert", str(out), "-o", str(bad)],
+  for cmd in (["convert", str(bad), "-o", str(tmp_path / "x.json")], ["convert", str(out), "-o", str(out)],
               ["info", str(bad)]):
     assert main(cmd) == 2
     err = capsys.readouterr().err

@@ -61,6 +61,8 @@ def test_grad_sign_free_fall():
   assert abs(adj.body_pos.numpy()[0, 0, 2] - 1.0) < 1e-9
 
 
+@pytest.mark.slow   # 2.5 min of the clean-clone suite (2026-11-25), all of it compiling pendulum_swingup's float32 VJP,
+                   # which no other test shares
 def test_grad_ctrl_forms_share_one_jit():
   """The controls may come as a numpy sequence, a Tensor sequence, a list mixing both or one held (B, nact) array, in
   any order through one cached grader: each gives the loss of stepping the Simulator with the same controls (a JIT fed

@@ -146,7 +146,7 @@ def _xml(tmp_path: Path, body: str, extra: str = "") -> Path:
    '<inertial pos="0.2 0 0" mass="1" diaginertia="1 1 1"/></body>', "", "body 'b': its <inertial> centre of mass"),
   ('<geom name="floor" type="plane" size="1 1 1" contype="2" conaffinity="2"/><geom name="w" type="box" '
    'size="1 1 0.1" pos="0 0 -1"/><body name="b"><freejoint/><geom name="s" type="sphere" size="0.1"/></body>', "",
-   "geoms 'floor' and 's': contype/conaffinity keep them apart"),
+   "geoms 'floor' and 's': contype/conaffinity or <exclude> keep them apart"),
   ('<body name="a"><freejoint/><geom type="sphere" size="0.1"/><geom type="sphere" size="0.1" pos="0 0 1" '
    'contype="2" conaffinity="2"/></body><body name="b"><freejoint/><geom type="sphere" size="0.1"/></body>', "",
    "bodies 'a' and 'b': contype/conaffinity let some of their geoms touch and not others"),

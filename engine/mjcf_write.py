@@ -1,0 +1,267 @@
+"""JSON -> MJCF (issue 19): a scene written as an MJCF model that MuJoCo compiles and engine/mjcf.py reads back into
+the same Model (tests/test_verify_mjcf_roundtrip.py checks every shipped scene). docs/mjcf.md has the mapping:
+
+- Every scene body becomes an MJCF body in the scene's own (user) frame, with its geoms as the scene places them and
+  an explicit <inertial>: the Model's centre of mass, principal axes, mass and principal moments. MuJoCo's mass
+  properties are then the engine's, not re-derived from MuJoCo's geom densities.
+- The hinge, slide and ball joints must form a tree rooted at the world: each becomes the MJCF joint of its child,
+  nested in its parent's body (anchor and axis in the child's user frame). A body no such joint holds gets a free joint.
+- A distance joint becomes a spatial tendon between two sites, held at the joint's rest length by a one-tendon
+  <equality><tendon> (MuJoCo: L - L0 = polycoef[0]); its child is then a free body.
+- Fixed joints, bodies with two parent joints and loops have no MJCF form that keeps every scene body, and are refused
+  by name (MuJoCo merges a welded body into its parent).
+- Contact filtering: MuJoCo's parent filter is this engine's default (jointed bodies do not touch); the rest are
+  <exclude> pairs. A body excluded from a world with planes is refused: MJCF cannot exclude a body from the world's
+  boxes but not its planes, and this engine pairs every plane with every body geom.
+- What MJCF has no attribute for (substeps, iterations, relaxation, the contact settings, the camera, initial
+  velocities, restitution, joint compliance, a distance joint's damping, a muscle's acc0, scene order where MuJoCo's
+  tree order differs) goes into <custom><numeric name="tinyxpbd:..."/>, as Brax keeps its own parameters in MJCF.
+  MuJoCo ignores them; engine/mjcf.py reads them back (EXTRAS).
+"""
+from __future__ import annotations
+from xml.dom import minidom
+from xml.etree import ElementTree as ET
+import numpy as np
+from engine.npquat import quat_conj, quat_mul, quat_rotate
+from engine.scene import _bodies_and_geoms, load_scene_dict   # the Model's body frames, float64 numpy, no tensors
+from engine.scene_schema import SceneError
+
+PREFIX = "tinyxpbd:"
+# the custom numerics this writer emits and engine/mjcf.py reads: name -> what it holds (scene order throughout)
+# per-element values are in the reader's order: MuJoCo's bodies, geoms and actuators, then its joints followed by the
+# distance joints (tendon equalities); the order_* permutations then give the scene's order
+EXTRAS = {"solver": "substeps, iterations, relaxation", "contact": "margin, softplus_beta, pair_capacity, hash_slots "
+          "(0: derived)", "camera": "pos (3), target (3), fov", "body_vel": "vel (3), angvel (3) per body",
+          "geom_restitution": "per geom", "geom_density": "per geom [kg/m^3]",
+          "body_given": "per body: 0 mass from the densities, 1 mass given, 2 mass and inertia given",
+          "joint_compliance": "per joint", "joint_damping": "per joint", "acc0": "per actuator",
+          "order_bodies": "each scene body's index in MuJoCo's body order (less the world)",
+          "order_joints": "each scene joint's index in the reader's order (MJCF joints, then distance equalities)",
+          "order_sites": "each scene site's index in MuJoCo's site order (less the distance anchors)"}
+WORLD = -1
+
+
+def _f(x) -> str: return repr(float(x))   # the shortest decimal that reads back to the same float64
+def _v(xs) -> str: return " ".join(_f(x) for x in xs)
+
+
+def to_mjcf(src) -> str:
+  """The MJCF text of a scene (a path, or a dict in the scene format). Raises SceneError naming what MJCF cannot
+  hold."""
+  return _Writer(load_scene_dict(src)).xml()
+
+
+def mjcf_indices(src) -> dict[str, list[int]]:
+  """Where each scene body, joint (MJCF joint, or equality for a distance joint) and actuator lands in the MuJoCo
+  model that to_mjcf(src) compiles to: per kind, the MuJoCo index of each scene index (bodies counted from 1, after
+  the world)."""
+  w = _Writer(load_scene_dict(src))
+  w.xml()
+  bodies = [w.mj_order.index(i) + 1 for i in range(len(w.names))]
+  mj_joints = [w.parent_joint.get(i) for i in w.mj_order]   # one per body; None: its free joint
+  dist = [k for k, j in enumerate(w.s["joints"]) if j["type"] == "distance"]
+  joints = [mj_joints.index(k) if k in mj_joints else dist.index(k) for k in range(len(w.s["joints"]))]
+  return {"bodies": bodies, "joints": joints, "actuators": list(range(len(w.s["actuators"])))}
+
+
+class _Writer:
+  def __init__(self, scene: dict):
+    self.s = scene
+    arrays, _ = _bodies_and_geoms(scene)
+    self.pos0, self.quat0 = arrays["body_pos0"], arrays["body_quat0"]
+    self.mass, self.inertia = 1.0 / arrays["body_inv_mass"], 1.0 / arrays["body_inv_inertia"]
+    self.names = [b["name"] for b in scene["bodies"]]
+    self.index = {n: i for i, n in enumerate(self.names)} | {"world": WORLD}
+    self.parent_joint = self._tree()
+    self.children: dict[int, list[int]] = {WORLD: []}
+    for i in range(len(self.names)):
+      k = self.parent_joint.get(i)
+      self.children.setdefault(WORLD if k is None else self.index[scene["joints"][k]["parent"]], []).append(i)
+    self.mj_order: list[int] = []
+
+  def fail(self, what: str):
+    raise SceneError(f"MJCF out: {what}")
+
+  def _tree(self) -> dict[int, int]:
+    """The joint that holds each body in the MJCF tree (hinge, slide, ball), by child index."""
+    held: dict[int, int] = {}
+    for k, j in enumerate(self.s["joints"]):
+      if j["type"] == "fixed":
+        self.fail(f"joints[{k}] '{j['name']}': a fixed joint has no MJCF form that keeps its child a body of its own "
+                  "(MuJoCo merges a welded body into its parent)")
+      if j["type"] == "distance": continue
+      c = self.index[j["child"]]
+      if c in held:
+        self.fail(f"joints[{k}] '{j['name']}': body '{j['child']}' is already the child of joint "
+                  f"'{self.s['joints'][held[c]]['name']}'; an MJCF body hangs from one parent")
+      held[c] = k
+    for c in held:   # MJCF bodies form a tree: following parents must reach the world
+      seen, b = {c}, c
+      while b in held:
+        b = self.index[self.s["joints"][held[b]]["parent"]]
+        if b in seen:
+          self.fail(f"joints: the joints form a loop through body '{self.names[c]}'; MJCF bodies form a tree")
+        seen.add(b)
+    return held
+
+  # --- the document ---
+  def xml(self) -> str:
+    s = self.s
+    root = ET.Element("mujoco", model=s["name"])
+    ET.SubElement(root, "compiler", angle="radian", autolimits="true")
+    opt = ET.SubElement(root, "option", timestep=_f(s["dt"]), gravity=_v(s["gravity"]))
+    excludes, filterparent = self.collisions()
+    flags = {} if s["contact"]["enabled"] else {"contact": "disable"}
+    if not filterparent: flags["filterparent"] = "disable"
+    if flags: ET.SubElement(opt, "flag", flags)
+    custom = ET.SubElement(root, "custom")
+    world = ET.SubElement(root, "worldbody")
+    for k, g in enumerate(s["world"]["geoms"]): self.geom(world, g, g["pos"], g["quat"])
+    self.distance_sites = {}   # joint index -> (parent site, child site) names
+    self.sites(world, WORLD)
+    for i in self.children[WORLD]: self.body(world, i, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
+    self.tendons_and_equalities(root)
+    if excludes:
+      contact = ET.SubElement(root, "contact")
+      for a, b in excludes: ET.SubElement(contact, "exclude", body1=a, body2=b)
+    self.actuators(root)
+    for name, data in self.extras().items():
+      ET.SubElement(custom, "numeric", name=PREFIX + name, data=_v(data))
+    if not len(custom): root.remove(custom)
+    text = minidom.parseString(ET.tostring(root, encoding="unicode")).toprettyxml(indent="  ")
+    return "\n".join(text.splitlines()[1:]) + "\n"   # without the <?xml?> line, as MJCF files are usually written
+
+  def body(self, parent_el, i: int, ppos: np.ndarray, pquat: np.ndarray) -> None:
+    self.mj_order.append(i)
+    body = self.s["bodies"][i]
+    pos, quat = np.array(body["pos"]), np.array(body["quat"])   # the body's user frame, as the scene gives it
+    el = ET.SubElement(parent_el, "body", name=self.names[i], pos=_v(quat_rotate(quat_conj(pquat), pos - ppos)),
+                       quat=_v(quat_mul(quat_conj(pquat), quat)))
+    k = self.parent_joint.get(i)
+    if k is None: ET.SubElement(el, "freejoint")
+    else: self.joint(el, k, pos, quat)
+    inv = quat_conj(quat)   # the Model's inertial frame in the user frame
+    ET.SubElement(el, "inertial", pos=_v(quat_rotate(inv, self.pos0[i] - pos)), quat=_v(quat_mul(inv, self.quat0[i])),
+                  mass=_f(self.mass[i]), diaginertia=_v(self.inertia[i]))
+    for g in body["geoms"]: self.geom(el, g, g["pos"], g["quat"])
+    self.sites(el, i)
+    for c in self.children.get(i, []): self.body(el, c, pos, quat)
+
+  def joint(self, el, k: int, pos: np.ndarray, quat: np.ndarray) -> None:
+    j, inv = self.s["joints"][k], quat_conj(quat)
+    attrs = {"name": j["name"], "type": j["type"], "pos": _v(quat_rotate(inv, np.array(j["anchor"]) - pos))}
+    if "axis" in j: attrs["axis"] = _v(quat_rotate(inv, np.array(j["axis"])))
+    if "range" in j: attrs["range"] = _v(j["range"])
+    if j["damping"]: attrs["damping"] = _f(j["damping"])
+    ET.SubElement(el, "joint", attrs)
+
+  def geom(self, el, g: dict, pos, quat) -> None:
+    size = {"plane": list(g["size"] or [0.0, 0.0]) + [1.0]}.get(g["type"], g["size"])
+    attrs = {"type": g["type"], "size": _v(size), "pos": _v(pos), "quat": _v(quat), "rgba": _v(g["rgba"]),
+             "friction": f"{_f(g['friction'])} 0.005 0.0001"}
+    if "name" in g: attrs = {"name": g["name"], **attrs}
+    ET.SubElement(el, "geom", attrs)
+
+  def sites(self, el, i: int) -> None:
+    """The scene's sites on body i (WORLD: the world's), and the anchors of distance joints there."""
+    body = {"pos": [0.0] * 3, "quat": [1.0, 0.0, 0.0, 0.0]} if i == WORLD else self.s["bodies"][i]
+    pos, quat = np.array(body["pos"]), np.array(body["quat"])
+    def add(name, p): ET.SubElement(el, "site", name=name, pos=_v(quat_rotate(quat_conj(quat), np.array(p) - pos)))
+    for site in self.s["sites"]:
+      if self.index[site["body"]] == i: add(site["name"], site["pos"])
+    for k, j in enumerate(self.s["joints"]):
+      if j["type"] != "distance": continue
+      for side in ("parent", "child"):
+        if self.index[j[side]] == i:
+          add(f"{PREFIX}{j['name']}:{side}", j[f"anchor_{side}"])
+          self.distance_sites.setdefault(k, {})[side] = f"{PREFIX}{j['name']}:{side}"
+
+  def tendons_and_equalities(self, root) -> None:
+    dist = [k for k, j in enumerate(self.s["joints"]) if j["type"] == "distance"]
+    if not (self.s["tendons"] or dist): return
+    tendon = ET.SubElement(root, "tendon")
+    for t in self.s["tendons"]:
+      sp = ET.SubElement(tendon, "spatial", name=t["name"], stiffness=_f(t["stiffness"]), damping=_f(t["damping"]),
+                         springlength=_f(t["length"]))
+      for name in t["sites"]: ET.SubElement(sp, "site", site=name)
+    if not dist: return
+    eq = ET.SubElement(root, "equality")
+    for k in dist:
+      j, names = self.s["joints"][k], self.distance_sites[k]
+      sp = ET.SubElement(tendon, "spatial", name=f"{PREFIX}{j['name']}")
+      for side in ("parent", "child"): ET.SubElement(sp, "site", site=names[side])
+      rest = float(np.linalg.norm(np.subtract(j["anchor_child"], j["anchor_parent"])))
+      ET.SubElement(eq, "tendon", name=j["name"], tendon1=f"{PREFIX}{j['name']}",
+                    polycoef=f"{_f(j['length'] - rest)} 0 0 0 0")
+
+  def actuators(self, root) -> None:
+    if not self.s["actuators"]: return
+    el = ET.SubElement(root, "actuator")
+    for a in self.s["actuators"]:
+      attrs = {"name": a["name"], "ctrlrange": _v(a["ctrlrange"])}
+      if a["type"] == "motor": ET.SubElement(el, "motor", attrs, joint=a["joint"], gear=_f(a["gear"]))
+      elif a["type"] == "position":
+        ET.SubElement(el, "position", attrs, joint=a["joint"], kp=_f(a["kp"]), kv=_f(a["kv"]))
+      elif a["type"] == "velocity": ET.SubElement(el, "velocity", attrs, joint=a["joint"], kv=_f(a["kv"]))
+      else:   # MuJoCo takes F0 as given when force > 0; the engine's F0 = scale / acc0 when force < 0
+        force = a["force"] if a["force"] > 0 else a["scale"] / a["acc0"]
+        ET.SubElement(el, "muscle", attrs, tendon=a["tendon"], force=_f(force), scale=_f(a["scale"]),
+                      lengthrange=_v(a["lengthrange"]), range=_v(a["range"]), lmin=_f(a["lmin"]), lmax=_f(a["lmax"]),
+                      vmax=_f(a["vmax"]), fpmax=_f(a["fpmax"]), fvmax=_f(a["fvmax"]),
+                      timeconst=_v(a["timeconst"]), tausmooth=_f(a["tausmooth"]))
+
+  def collisions(self) -> tuple[list[tuple[str, str]], bool]:
+    """MJCF <exclude> pairs and whether MuJoCo's parent filter stays on, for the scene's contact filtering."""
+    s = self.s
+    if not s["contact"]["enabled"]: return [], True
+    planes = any(g["type"] == "plane" for g in s["world"]["geoms"])
+    solids = any(g["type"] != "plane" for g in s["world"]["geoms"])
+    tree = set(self.parent_joint.values())
+    # a tree joint between two bodies that collide needs the parent filter off, and the other such pairs excluded
+    filterparent = not any(j["collide"] and k in tree and j["parent"] != "world" for k, j in enumerate(s["joints"]))
+    out = []
+    for k, j in enumerate(s["joints"]):
+      if j["collide"]: continue
+      if j["parent"] == "world":
+        if solids: self.fail(f"joints[{k}] '{j['name']}': keeps body '{j['child']}' off the world's boxes but not its "
+                             "planes, which MJCF cannot say (give the joint collide: true, or move the box to a body)")
+      elif k not in tree or not filterparent: out.append((j["parent"], j["child"]))
+    for i, (a, b) in enumerate(s["contact"].get("exclude", [])):
+      if "world" in (a, b) and planes:
+        self.fail(f"contact.exclude[{i}]: MJCF cannot exclude a body from the world's boxes but not its planes (this "
+                  "engine pairs every plane with every body geom)")
+      out.append((a, b))
+    return out, filterparent
+
+  def extras(self) -> dict[str, list[float]]:
+    """The custom numerics (EXTRAS): what MJCF has no attribute for."""
+    s, c = self.s, self.s["contact"]
+    out = {"solver": [s["substeps"], s["iterations"], s["relaxation"]],
+           "contact": [c["margin"], c["softplus_beta"], c.get("pair_capacity", 0), c.get("hash_slots", 0)]}
+    if "camera" in s: out["camera"] = [*s["camera"]["pos"], *s["camera"]["target"], s["camera"]["fov"]]
+    # per-element values in the reader's order: MuJoCo's for bodies and geoms, tree joints then distance joints
+    bodies = [s["bodies"][i] for i in self.mj_order]
+    geoms = s["world"]["geoms"] + [g for b in bodies for g in b["geoms"]]
+    tree = [k for i in self.mj_order if (k := self.parent_joint.get(i)) is not None]
+    joints = [s["joints"][k] for k in tree + [k for k, j in enumerate(s["joints"]) if j["type"] == "distance"]]
+    if any(b["vel"] + b["angvel"] != [0.0] * 6 for b in bodies):
+      out["body_vel"] = [x for b in bodies for x in b["vel"] + b["angvel"]]
+    if any(g["restitution"] for g in geoms): out["geom_restitution"] = [g["restitution"] for g in geoms]
+    # the mass properties as the scene gave them (MuJoCo has them as numbers): the reader writes the same fields
+    out["geom_density"] = [g["density"] for g in geoms]
+    out["body_given"] = [("mass" in b) + ("inertia" in b) for b in bodies]
+    if any(j["compliance"] for j in joints): out["joint_compliance"] = [j["compliance"] for j in joints]
+    if any(j["type"] == "distance" and j["damping"] for j in joints):
+      out["joint_damping"] = [j["damping"] for j in joints]
+    if any(a["type"] == "muscle" for a in s["actuators"]): out["acc0"] = [a.get("acc0", 1.0) for a in s["actuators"]]
+    names = [j["name"] for j in joints]
+    order = {"order_bodies": [self.mj_order.index(i) for i in range(len(self.names))],
+             "order_joints": [names.index(j["name"]) for j in s["joints"]],
+             "order_sites": self.site_order()}
+    out.update({k: v for k, v in order.items() if v != list(range(len(v)))})
+    return out
+
+  def site_order(self) -> list[int]:
+    """Each scene site's index in MuJoCo's site order: the world's first, then body by body in MJCF tree order."""
+    mj = [k for i in [WORLD, *self.mj_order] for k, site in enumerate(self.s["sites"]) if self.index[site["body"]] == i]
+    return [mj.index(k) for k in range(len(self.s["sites"]))]
