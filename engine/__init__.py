@@ -16,7 +16,16 @@ def _find_dawn() -> None:
   if _os.path.isfile(lib): _os.environ.setdefault("WEBGPU_PATH", lib)
 
 
+def _register_gymnasium() -> None:
+  """Every task as a Gymnasium env (tinyxpbd/Cartpole-v0, ...: engine/gym.py register_envs) when gymnasium is
+  installed; gymnasium stays optional."""
+  if _util.find_spec("gymnasium") is None: return
+  from engine.gym import register_envs
+  register_envs()
+
+
 _find_dawn()
+_register_gymnasium()
 
 
 def __getattr__(name):

@@ -176,6 +176,24 @@ def __getattr__(name):
   raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def env_id(task: str) -> str:
+  """Gymnasium's id of a task: cartpole -> tinyxpbd/Cartpole-v0, pendulum_swingup -> tinyxpbd/PendulumSwingup-v0."""
+  return "tinyxpbd/" + "".join(part.capitalize() for part in task.split("_")) + "-v0"
+
+
+def register_envs() -> None:
+  """Register every task (engine.tasks) with Gymnasium under env_id(task): gymnasium.make gives the one-env view,
+  gymnasium.make_vec(id, num_envs=N) the engine's own batched env (GymnasiumVectorEnv), not N copies. `import engine`
+  calls this when gymnasium is installed. The engine's envs end their episodes themselves (each task's
+  max_episode_steps), so no TimeLimit is added."""
+  gym = _gymnasium()
+  from engine.tasks import task_names
+  for task in task_names():
+    if env_id(task) in gym.registry: continue
+    gym.register(env_id(task), entry_point=functools.partial(make_gymnasium, task),
+                 vector_entry_point=functools.partial(make_gymnasium_vector, task))
+
+
 def make_gymnasium(task: str, render_mode: str | None = None, **kw):
   """A single-env `gymnasium.Env` for `task`: engine.make_env(task, num_envs=1, **kw) wrapped in GymnasiumEnv."""
   import engine

@@ -260,3 +260,19 @@ def test_gym_missing_gymnasium_message(monkeypatch):
   monkeypatch.setattr(engine, "gym", eg)  # the fresh import below rebinds engine.gym; put the original back after
   monkeypatch.delitem(sys.modules, "engine.gym")
   importlib.import_module("engine.gym")
+
+
+def test_gym_registered_on_import():
+  """`import engine` registers every task: gymnasium.make gives the one-env view, gymnasium.make_vec the engine's own
+  batched env (not N copies), and both reset and step (cartpole at tests/test_env.py's batch: compiled already)."""
+  import gymnasium
+  assert {eg.env_id(t) for t in REAL_TASKS} <= set(gymnasium.registry)
+  assert eg.env_id("pendulum_swingup") == "tinyxpbd/PendulumSwingup-v0"
+  env = gymnasium.make("tinyxpbd/Cartpole-v0")
+  obs, _ = env.reset(seed=0)
+  assert obs.shape == (4,) and np.isfinite(env.step(env.action_space.sample())[0]).all()
+  n = env_batch("cartpole")
+  venv = gymnasium.make_vec("tinyxpbd/Cartpole-v0", num_envs=n)
+  assert isinstance(venv, eg.GymnasiumVectorEnv) and isinstance(venv, gymnasium.vector.VectorEnv)
+  obs, _ = venv.reset(seed=0)
+  assert obs.shape == (n, 4) and venv.step(venv.action_space.sample())[1].shape == (n,)
