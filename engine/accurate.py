@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 from tinygrad import Tensor
 from tinygrad.dtype import _to_np_dtype
-from engine.mjcf import FREE, HINGE, SLIDE, _mujoco, body_index, bodies_from_mujoco, compile_mjcf, from_mjcf
+from engine.mjcf import FREE, HINGE, SLIDE, _mujoco, bodies_from_mujoco, body_index, compile_mjcf, from_mjcf, \
+  model_frames
 from engine.npquat import quat_conj, quat_mul, quat_rotate
 from oracle.types import State
 
@@ -27,7 +28,7 @@ class MuJoCoStep:
   or a scene dict."""
 
   def __init__(self, scene):
-    from engine.scene import _bodies_and_geoms, load_scene_dict
+    from engine.scene import load_scene_dict
     mujoco = _mujoco()
     if isinstance(scene, (str, Path)) and Path(scene).suffix.lower() == ".xml":
       self.m, _ = compile_mjcf(scene)
@@ -39,7 +40,8 @@ class MuJoCoStep:
     m = self.m
     self.d0, self.d = mujoco.MjData(m), mujoco.MjData(m)
     mujoco.mj_kinematics(m, self.d0)
-    frames, _ = _bodies_and_geoms(self.scene)
+    self.frames = model_frames(self.scene)
+    pos0, quat0 = self.frames
     # each MuJoCo body's frame relative to its scene body's Model frame at qpos0 (rigid ever after)
     roots = {r: s + 1 for s, r in enumerate(body_index(m, self.scene))}
     self.group = [0] * m.nbody   # 1 + the scene body of each MuJoCo body (a welded one's is its parent's); world 0
@@ -47,8 +49,8 @@ class MuJoCoStep:
     self.offset = [(np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))]
     for b in range(1, m.nbody):
       s = self.group[b] - 1
-      inv = quat_conj(frames["body_quat0"][s])
-      self.offset.append((quat_rotate(inv, self.d0.xpos[b] - frames["body_pos0"][s]), quat_mul(inv, self.d0.xquat[b])))
+      inv = quat_conj(quat0[s])
+      self.offset.append((quat_rotate(inv, self.d0.xpos[b] - pos0[s]), quat_mul(inv, self.d0.xquat[b])))
 
   def __call__(self, state: State, ctrl=None) -> State:
     mujoco, m, d = _mujoco(), self.m, self.d
@@ -68,7 +70,7 @@ class MuJoCoStep:
       if act is not None: d.act[:] = act[e]
       mujoco.mj_step(m, d)
       mujoco.mj_forward(m, d)   # positions and velocities of the new state, for the maximal map
-      bodies = bodies_from_mujoco(self.scene, m, d, self.d0)
+      bodies = bodies_from_mujoco(self.scene, m, d, self.d0, self.frames)
       for k in out: out[k][e] = bodies[k.removeprefix("body_")]
       if act is not None: act_out[e] = d.act
     like = state.body_pos

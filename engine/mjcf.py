@@ -115,16 +115,24 @@ def body_index(m, scene: dict) -> list[int]:
   return out
 
 
-def bodies_from_mujoco(scene: dict, m, d, d0) -> dict[str, np.ndarray]:
+def model_frames(scene: dict) -> tuple[np.ndarray, np.ndarray]:
+  """Each scene body's Model frame at the scene's pose: (pos (nbody, 3), quat (nbody, 4)), float64."""
+  from engine.scene import _bodies_and_geoms, load_scene_dict   # float64 numpy, no tensors
+  arrays, _ = _bodies_and_geoms(load_scene_dict(scene))
+  return arrays["body_pos0"], arrays["body_quat0"]
+
+
+def bodies_from_mujoco(scene: dict, m, d, d0, frames: tuple[np.ndarray, np.ndarray] | None = None
+                       ) -> dict[str, np.ndarray]:
   """The scene bodies' maximal coordinates for MuJoCo's state d (kinematics done, mj_forward or mj_kinematics with
   velocities): pos and quat of each scene body's Model frame (its centre of mass and principal axes) and vel (of the
   centre of mass) and angvel, world frame, (nbody, 3 or 4) float64. d0: MuJoCo at qpos0, where the scene's poses were
-  taken: each scene body moves rigidly with its MuJoCo root body, from the offset it had there."""
-  from engine.scene import _bodies_and_geoms, load_scene_dict   # the Model frames at the scene pose, float64 numpy
+  taken: each scene body moves rigidly with its MuJoCo root body, from the offset it had there. frames: model_frames
+  (scene), for a caller that converts many states."""
   mujoco = _mujoco()
-  frames, _ = _bodies_and_geoms(load_scene_dict(scene))
+  frames = model_frames(scene) if frames is None else frames
   out = {k: [] for k in ("pos", "quat", "vel", "angvel")}
-  for b, pos0, quat0 in zip(body_index(m, scene), frames["body_pos0"], frames["body_quat0"]):
+  for b, pos0, quat0 in zip(body_index(m, scene), *frames):
     r0, q0 = d0.xmat[b].reshape(3, 3), d0.xquat[b]
     rel_pos = r0.T @ (pos0 - d0.xpos[b])
     rel_q = quat_mul(np.array([q0[0], -q0[1], -q0[2], -q0[3]]), quat0)
