@@ -20,12 +20,14 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 DIR = Path(__file__).resolve().parent / "golden"
-# what a reference depends on: the physics and scene code, the envs and trainers (the APG window's reference), the
-# scene files; not the CLI, rendering, the leg demo or the WGSL side, whose edits would otherwise stale every file
+# what a reference depends on: the physics and scene code and the scene files; not the envs and trainers (ENVS adds
+# them for the two references that run them), the CLI, rendering, the leg demo or the WGSL side, whose edits would
+# otherwise stale every file
 SOURCES = ("oracle/**/*.py", "engine/scene*.py", "engine/mass.py", "engine/simulator.py", "engine/stepping.py",
            "engine/grad.py", "engine/grad_oracle.py", "engine/cpu_graph.py", "engine/kinematics.py", "engine/npquat.py",
-           "engine/parity.py", "engine/env.py", "engine/rng.py", "engine/spaces.py", "engine/tasks/**/*.py",
-           "engine/train/*.py", "engine/tasks/scenes/*.json", "scenes/*.json")
+           "engine/parity.py", "engine/tasks/scenes/*.json", "scenes/*.json")
+# the references computed through an env or a trainer (tests/test_env.py's reward gradient, the APG window)
+ENVS = SOURCES + ("engine/env.py", "engine/rng.py", "engine/spaces.py", "engine/tasks/**/*.py", "engine/train/*.py")
 # the narrower sources of an oracle gradient reference (tests/test_parity_grad.py): the physics, scene loading and
 # the oracle's reverse mode, not the WGSL bridge, the envs or the trainers
 PHYSICS = ("oracle/**/*.py", "engine/scene*.py", "engine/mass.py", "engine/simulator.py", "engine/stepping.py",

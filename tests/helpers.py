@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 from engine.npquat import quat_mul, quat_rotate
-from tests.golden import golden
+from tests.golden import SOURCES, golden
 
 SCENES = __import__("pathlib").Path(__file__).resolve().parent.parent / "scenes"
 
@@ -184,10 +184,10 @@ def loss_t(state) -> Tensor:
   return (state.body_pos[0, -1] * Tensor(W, **F64)).sum()
 
 
-def reference(name: str, inputs: dict, compute) -> dict[str, np.ndarray]:
+def reference(name: str, inputs: dict, compute, sources: tuple[str, ...] = SOURCES) -> dict[str, np.ndarray]:
   """golden() (tests/golden.py) with compute()'s own source among the inputs: the file is recomputed when the test's
-  reference code changes, not only the physics."""
-  return golden(name, {**inputs, "source": inspect.getsource(compute)}, compute)
+  reference code changes, not only the physics (sources: the code it depends on, tests/golden.py SOURCES or ENVS)."""
+  return golden(name, {**inputs, "source": inspect.getsource(compute)}, compute, sources)
 
 
 def fd_batch(name: str, scene: str, steps: int, perturb, **inputs) -> float:

@@ -6,6 +6,7 @@ from tinygrad import Tensor, dtypes
 import engine
 from engine.env import EnvCore, VecEnv
 from engine.tasks import TASKS, task_names
+from tests.golden import ENVS
 from tests.helpers import env_for, reference
 
 # the envs come from tests.helpers.env_for, shared with tests/test_gym.py in one worker
@@ -160,7 +161,7 @@ def test_env_reward_differentiable():
       fd.append((total(Tensor(packed0 + d), c).item() - total(Tensor(packed0 - d), c).item()) / (2 * eps))
     return {"fd": np.array(fd)}
   inputs = dict(task="reacher", num_envs=2, seed=3, ctrl=ctrl0.tolist(), eps=eps, entries=entries)
-  for idx, fd in zip(entries, reference("env_reward_differentiable", inputs, compute)["fd"]):
+  for idx, fd in zip(entries, reference("env_reward_differentiable", inputs, compute, ENVS)["fd"]):
     assert abs(gp[idx] - fd) <= 1e-5 * abs(fd) + 1e-8, (idx, gp[idx], fd)
   np.testing.assert_allclose(gc, -0.2 * ctrl0, rtol=1e-12)
 

@@ -13,6 +13,7 @@ from tinygrad import Tensor, dtypes
 
 from engine.train.apg import APG, main, save_run, train_apg
 from engine.train.common import load_policy
+from tests.golden import ENVS
 from tests.helpers import reference
 
 # the fixtures are this module's (reacher, float64, B = 2, W = 2): one worker
@@ -81,7 +82,7 @@ def test_grad_apg_window(apg):
                               for k, idx in entries])}
     inputs = dict(task="reacher", B=B, W=W, seed=0, dtype="float64", last_layer=(1, 0.3), keys=3, eps=EPS,
                   entries=entries)
-    for (k, idx), fd in zip(entries, reference("grad_apg_window", inputs, compute)["fd"]):
+    for (k, idx), fd in zip(entries, reference("grad_apg_window", inputs, compute, ENVS)["fd"]):
       assert abs(grads[k][idx] - fd) <= 1e-6 * abs(fd) + 1e-10, (k, idx, grads[k][idx], fd)
       assert abs(fd) > 1e-4   # the entries chosen carry signal
 
