@@ -8,9 +8,11 @@ and wgpu-py (wgpu-native, naga's WGSL front end and validator: Firefox's), throu
   each through lavapipe's LLVM as well (pendulum 0.2 s, pile 10 s, pile200 68 s on a cold Mesa cache), which only
   the end-to-end tests do.
 - End to end, the step kernel on wgpu-py with the Dawn path's own buffers (parameters, tables) against the
-  Simulator's backend="wgsl" from the same kicked states, several steps: the same float32 program on the same
-  lavapipe, so within 1e-6 and measured bit-identical (pendulum x16 over 10 steps, one lane and 64 lanes per env;
-  pendulum_swingup x16 with random controls).
+  Simulator's backend="wgsl" from the same kicked states, several steps, and the backward kernel against
+  engine.wgsl.step_vjp: the same float32 program on the same lavapipe, so within TOL, and measured bit-identical
+  (pendulum x16 over 10 steps, one lane and 64 lanes per env; pendulum_swingup x16 with random controls; its
+  backward x2). On a GPU driver the two compiles (Tint's SPIR-V, naga's) might contract arithmetic differently; not
+  measured there yet.
 """
 from __future__ import annotations
 import dataclasses
@@ -115,9 +117,16 @@ def test_parity_wgpu_test_programs(naga):
 
 # --- end to end ---
 
+def same_driver(check) -> None:
+  """TOL assumes both run on one driver (the adapter each picks: lavapipe here)."""
+  dawn, ours = wgsl.adapter().split(": ")[0], check.device().adapter.info["device"]
+  assert dawn == ours, f"Dawn runs on {dawn!r}, wgpu-py on {ours!r}: TOL assumes one driver"
+
+
 def dawn_and_wgpu(check, scene: dict, steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
   """The packed states after `steps` env-steps of BATCH kicked envs: Dawn's (the Simulator, backend="wgsl", compiled
   once per worker: tests/helpers.py cached_simulator) and wgpu-py's (the same program, lanes and buffers)."""
+  same_driver(check)
   sim = cached_simulator(scene, "wgsl", BATCH, device="WEBGPU")
   model = sim.model
   packed, ctrl = kicked_states(model, BATCH, seed, 0.5)
@@ -173,6 +182,7 @@ def test_parity_wgpu_backward(naga):
   gradients: its 8 storage buffers within WebGPU's default limit, and the gradients of the state, the controls and
   the parameters as Dawn's."""
   check, _ = naga
+  same_driver(check)
   from tinygrad import Tensor
   from kernels.tape import store_mode
   model = engine.load_scene(TASK_SCENES / "pendulum_swingup.json", device="WEBGPU")
