@@ -95,17 +95,36 @@ def known_miscompile() -> str | None:
 
 # --- the pipeline cache ---
 
+# per (program text, entry point, storage buffers): the shader module, and its bind group layout, pipeline layout and
+# compute pipeline. tinygrad makes a new WebGPUProgram for the same text whenever its own caches miss (a kernel
+# launched outside a TinyJit, a second Simulator of one scene and batch, a test's fresh capture), and each would parse
+# the text again (Tint: 0.2-0.6 s for a backward program) and build its pipeline again: lavapipe compiles the shader
+# with LLVM at every pipeline creation, a Mesa disk-cache hit included (chain's backward ~20 s, stack10's minutes).
+_MODULES: dict = {}
+_PIPELINES: dict = {}
+
+
 def _install_pipeline_cache() -> None:
   from tinygrad.runtime import ops_webgpu as w
   if getattr(w.WebGPUProgram, "_tinyxpbd_cached", False): return
-  wg, stock = w.webgpu, w.WebGPUProgram.__call__
+  wg, stock, stock_init = w.webgpu, w.WebGPUProgram.__call__, w.WebGPUProgram.__init__
+
+  def init(self, dev, obj):
+    self._tinyxpbd_key = (obj.lib, obj.name)
+    if self._tinyxpbd_key not in _MODULES:
+      stock_init(self, dev, obj)
+      _MODULES[self._tinyxpbd_key] = self.prg
+    self.dev, self.name, self.prg = dev, w.to_wgpu_str(obj.name), _MODULES[self._tinyxpbd_key]
+    wg.wgpuShaderModuleAddRef(self.prg)   # the cache's reference: each program's __del__ releases its own
 
   def call(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False, **kw):
     if wait or vals:  # timing queries and scalar uniforms: tinygrad's own path
       return stock(self, *bufs, global_size=global_size, local_size=local_size, vals=vals, wait=wait, **kw)
     dev = self.dev
     key = len(bufs)
-    cache = self.__dict__.setdefault("_pipelines", {})
+    # a program made before this patch (none in the engine: require_webgpu installs it first) keeps its own
+    program = getattr(self, "_tinyxpbd_key", None)
+    cache = _PIPELINES.setdefault(program, {}) if program else self.__dict__.setdefault("_pipelines", {})
     if key not in cache:
       def entry(n, ty): return wg.WGPUBindGroupLayoutEntry(binding=n, visibility=wg.WGPUShaderStage_Compute,
                                                            buffer=wg.WGPUBufferBindingLayout(type=ty))
@@ -140,7 +159,7 @@ def _install_pipeline_cache() -> None:
     if CHECK and (err := dev.pop_error()): raise RuntimeError(f"WebGPU dispatch of {self.name}: {err}")
     return None
 
-  w.WebGPUProgram.__call__, w.WebGPUProgram._tinyxpbd_cached = call, True
+  w.WebGPUProgram.__init__, w.WebGPUProgram.__call__, w.WebGPUProgram._tinyxpbd_cached = init, call, True
 
 
 # --- the step as a custom kernel ---
