@@ -3,6 +3,7 @@ script)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
@@ -255,7 +256,6 @@ def _open_webgpu() -> None:
   """engine.wgsl.require_webgpu, with what Dawn itself writes to stderr meanwhile (a few lines per backend it could not
   start, e.g. no Vulkan driver) held back: passed on when the device opens, dropped when it does not, for the one-line
   error says why."""
-  import os
   import tempfile
   from engine import wgsl
   sys.stderr.flush()
@@ -288,10 +288,15 @@ def cmd_parity(args) -> int:
 def main(argv=None) -> int:
   try:
     args = parser().parse_args(argv)
-    return args.func(args)
+    rc = args.func(args)
+    sys.stdout.flush()   # here, not at exit, so that a closed pipe is caught below
+    return rc
   except CLIError as e:
     print("error: " + " ".join(ln.strip() for ln in str(e).splitlines()), file=sys.stderr)   # one line, always
     return 2
+  except BrokenPipeError:   # the reader left (`| head`): stop quietly, as other command line tools do
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # what is left in stdout's buffer goes nowhere
+    return 1
 
 
 if __name__ == "__main__":

@@ -96,6 +96,16 @@ def test_cli_errors_one_line_subprocess(tmp_path):
     assert p.stdout == "", p.stdout
 
 
+def test_cli_closed_pipe_quiet_subprocess(tmp_path):
+  """Output into a pipe whose reader has gone (`tinyxpbd info pendulum | head -1`): no traceback, exit 1."""
+  env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+  p = subprocess.Popen([sys.executable, "-m", "engine", "info", "pendulum"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+  p.stdout.close()   # before the child writes (its imports take most of a second)
+  err = p.stderr.read()
+  assert p.wait(timeout=120) == 1 and err == "", err
+
+
 def test_cli_bench_quick(tmp_path, capsys):
   out_json = tmp_path / "results.json"
   assert main(["bench", "--quick", "--json", str(out_json)]) == 0
