@@ -15,12 +15,13 @@ DAWN_LIB = $(or $(WEBGPU_PATH),$(shell $(PY) -c 'import importlib.util as u, os,
   print(os.path.join(list(s.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so"))'))
 RUN = WEBGPU_PATH=$(DAWN_LIB) $(PY)
 
-.PHONY: help setup test test-slow golden golden-update demo bench lint clean
+.PHONY: help setup test test-slow wheel-smoke golden golden-update demo bench lint clean
 
 help:
 	@echo "make demo    set up, then render the demo scenes to out/ and print env-steps/s"
 	@echo "make test    set up, then run the test suite (PYTEST_ARGS='...' to pass options)"
 	@echo "make test-slow  the long checks (1,000-step chain gradient)"
+	@echo "make wheel-smoke  build the wheel, install it in a fresh venv and run it from outside the checkout"
 	@echo "make golden  recompute the float64 references in tests/golden/ (after a change to the physics)"
 	@echo "make golden-update  recompute only the stale or missing ones"
 	@echo "make bench   run the benchmarks"
@@ -58,6 +59,10 @@ test: $(STAMP)
 # the long checks (the 1,000-step chain gradient): tens of minutes on 2 cores
 test-slow: $(STAMP)
 	$(TESTENV) $(RUN) -m pytest -q -m slow $(PYTEST_ARGS)
+
+# the non-editable install (pip install . / the wheel) in a fresh venv, run from a temporary folder: ~1 min
+wheel-smoke: $(STAMP)
+	bash .ci/wheel_smoke $(PY)
 
 # rewrite the golden files (tests/golden.py): the suite, computing every reference live. Without PYTEST_ARGS the old
 # files go first, so none is left that no test reads (a reference whose inputs changed gets a new name)

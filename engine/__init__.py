@@ -3,8 +3,17 @@ import importlib.util as _util
 import os as _os
 import platform as _platform
 
-from engine.scene import SceneError, load_scene  # noqa: F401
+from engine.scene import SceneError  # noqa: F401
+from engine.shipped import scene_names, scene_path  # noqa: F401
 from oracle.types import Model, State  # noqa: F401
+
+
+def load_scene(src, dtype=None, device=None) -> Model:
+  """A scene (a shipped scene's name such as "pendulum": scene_names(); a path to a JSON or MJCF file; or a dict) as
+  a Model whose tensors have `dtype` (default float32) on `device` (default: tinygrad's). Raises SceneError for any
+  problem in the scene. engine.scene.load_scene is the same without the names."""
+  from engine.scene import load_scene as load
+  return load(src if isinstance(src, dict) else scene_path(src), dtype, device)
 
 
 def _find_dawn() -> None:

@@ -3,25 +3,44 @@ script)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 
-from engine.cli_bench import ROOT, SCENES
+from engine.shipped import SCENES, scene_path
 
 DEMO_SCENES = ("drop", "stack10", "cradle", "chain")  # make demo renders these to out/
+SCENE_HELP = "a shipped scene's name (pendulum, stack10, ...) or a scene file (.json, or MJCF .xml)"
 
 
 class CLIError(Exception):
-  """A user mistake (bad scene, bad option value): printed as one line, exit code 2."""
+  """A user mistake (bad scene, bad option value) or a missing requirement (no WebGPU adapter): printed as one line,
+  exit code 2."""
 
 
-def _load(path):
-  from engine.scene import SceneError, load_scene, load_scene_dict
+class Parser(argparse.ArgumentParser):
+  """argparse's parser, whose errors are one line (CLIError) instead of the usage and a message."""
+  def error(self, message):
+    raise CLIError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def _path(scene) -> Path:
+  """The file of a scene argument (a shipped scene's name or a path); CLIError for an unknown name."""
+  from engine.scene import SceneError
   try:
-    return load_scene(path), load_scene_dict(path)
+    return scene_path(scene)
+  except SceneError as e:
+    raise CLIError(str(e)) from None
+
+
+def _load(scene):
+  from engine.scene import SceneError, build_model, load_scene_dict
+  try:
+    d = load_scene_dict(_path(scene))
+    return build_model(d), d
   except SceneError as e:
     raise CLIError(str(e)) from None
 
@@ -31,12 +50,12 @@ def cmd_render(args) -> int:
   if args.batch < 1: raise CLIError(f"--batch: expected a positive integer, got {args.batch}")
   if not (args.seconds > 0 and args.fps > 0): raise CLIError("--seconds and --fps must be positive")
   model, scene = _load(args.scene)
+  out = Path(args.output or f"{_path(args.scene).stem}.gif")   # default: the working directory
   pos, quat, info = record(model, args.batch, args.seconds, args.fps, args.seed)
-  out = Path(args.output)
-  out.parent.mkdir(parents=True, exist_ok=True)
   try:
+    out.parent.mkdir(parents=True, exist_ok=True)
     render_s = render_gif(model, pos, quat, out, args.fps, args.width, args.height, scene.get("camera"), info["act"])
-  except ValueError as e:  # e.g. too many envs for the image size
+  except (ValueError, OSError) as e:  # e.g. too many envs for the image size, an output folder that cannot be made
     raise CLIError(str(e)) from None
   print(f"{model.name} x{args.batch}: {info['frames']} frames, {info['sim_seconds']:.2f} s simulated, "
         f"sim {info['wall_s']:.1f} s (incl. compile), render {render_s:.1f} s -> {out}", flush=True)
@@ -80,7 +99,7 @@ def cmd_step(args) -> int:
   if args.accurate:
     from engine.accurate import MuJoCoStep
     try:
-      mj = MuJoCoStep(args.scene)
+      mj = MuJoCoStep(_path(args.scene))
     except SceneError as e:
       raise CLIError(str(e)) from None
     state = start
@@ -140,11 +159,11 @@ def cmd_demo(args) -> int:
 
 def parser() -> argparse.ArgumentParser:
   from engine.cli_bench import add_arguments
-  p = argparse.ArgumentParser(prog="tinyxpbd", description="tinyxpbd: batched differentiable XPBD on tinygrad.")
+  p = Parser(prog="tinyxpbd", description="tinyxpbd: batched differentiable XPBD on tinygrad.")
   sub = p.add_subparsers(dest="cmd", required=True, metavar="{render,info,step,bench,demo,parity,convert,leg}")
   r = sub.add_parser("render", help="simulate a scene and render a GIF")
-  r.add_argument("scene", help="scene JSON file")
-  r.add_argument("-o", "--output", required=True, help="output GIF path")
+  r.add_argument("scene", help=SCENE_HELP)
+  r.add_argument("-o", "--output", help="output GIF path (default SCENE.gif in the working directory)")
   r.add_argument("--seconds", type=float, default=3.0, help="simulated time (default 3)")
   r.add_argument("--fps", type=float, default=30.0, help="frames per simulated second (default 30)")
   r.add_argument("--batch", type=int, default=1, help="envs, tiled in the image (default 1)")
@@ -153,25 +172,25 @@ def parser() -> argparse.ArgumentParser:
   r.add_argument("--seed", type=int, default=0, help="seed of the per-env velocity noise (batch > 1)")
   r.set_defaults(func=cmd_render)
   i = sub.add_parser("info", help="summarise a scene")
-  i.add_argument("scene", help="scene JSON file")
+  i.add_argument("scene", help=SCENE_HELP)
   i.set_defaults(func=cmd_info)
   b = sub.add_parser("bench", help="throughput benchmark (env-steps/s)")
   add_arguments(b)
   b.set_defaults(func=cmd_bench)
   d = sub.add_parser("demo", help="render every shipped scene to out/ and print env-steps/s")
-  d.add_argument("--out", default=str(ROOT / "out"), help="output folder (default out/)")
+  d.add_argument("--out", default="out", help="output folder (default out/ in the working directory)")
   d.set_defaults(func=cmd_demo)
   q = sub.add_parser("parity", help="max abs difference per state field, WGSL kernel vs oracle, after 1 and 100 steps")
-  q.add_argument("scenes", nargs="*", help="scene JSON files (default: every scenes/*.json)")
+  q.add_argument("scenes", nargs="*", help="shipped scene names or scene files (default: every shipped scene)")
   q.add_argument("--steps", type=int, nargs="+", default=[1, 100], help="step counts to compare after")
   q.set_defaults(func=cmd_parity)
   c = sub.add_parser("convert", help="convert an MJCF model (.xml) into a scene (.json) or back; prints the index map")
-  c.add_argument("input", help="MJCF file (.xml) or scene (.json)")
+  c.add_argument("input", help="MJCF file (.xml), scene (.json) or a shipped scene's name")
   c.add_argument("-o", "--output", required=True, help="scene JSON or MJCF path")
   c.add_argument("--meshes", choices=("error", "box"), default="error", help="mesh geoms: refuse (default) or box")
   c.set_defaults(func=cmd_convert)
   st = sub.add_parser("step", help="step a scene; --accurate also through MuJoCo, and compare")
-  st.add_argument("scene", help="scene JSON or MJCF file")
+  st.add_argument("scene", help=SCENE_HELP)
   st.add_argument("--accurate", action="store_true", help="also step through MuJoCo (needs tinyxpbd[mjcf])")
   st.add_argument("--steps", type=int, default=1, help="env-steps (default 1)")
   st.add_argument("--batch", type=int, default=1, help="envs (default 1)")
@@ -190,7 +209,7 @@ def cmd_convert(args) -> int:
   (docs/mjcf.md)."""
   import json
   from engine.scene import SceneError, load_scene_dict
-  src, out = Path(args.input), Path(args.output)
+  src, out = _path(args.input), Path(args.output)
   kinds = (src.suffix.lower(), out.suffix.lower())
   if kinds not in ((".xml", ".json"), (".json", ".xml")):
     raise CLIError(f"convert: MJCF (.xml) to a scene (.json) or back, got {src.name} -> {out.name}")
@@ -209,8 +228,11 @@ def cmd_convert(args) -> int:
                      for i, k in enumerate(v)] for kind, v in where.items()}
   except SceneError as e:
     raise CLIError(str(e)) from None
-  out.parent.mkdir(parents=True, exist_ok=True)
-  out.write_text(text)
+  try:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+  except OSError as e:
+    raise CLIError(f"convert: cannot write {out}: {e}") from None
   names = {"bodies": [b["name"] for b in scene["bodies"]], "joints": [j["name"] for j in scene["joints"]],
            "actuators": [a["name"] for a in scene["actuators"]]}
   print(f"{src.name} -> {out}: {len(names['bodies'])} bodies, {len(names['joints'])} joints, "
@@ -226,25 +248,55 @@ def cmd_leg(args) -> int:
   if args.frames is not None and args.frames < 1:
     raise CLIError(f"--frames: expected a positive integer, got {args.frames}")
   _load(args.scene)   # a bad scene is one line
-  run(args.scene, args.frames)
+  run(_path(args.scene), args.frames)
   return 0
+
+
+def _open_webgpu() -> None:
+  """engine.wgsl.require_webgpu, with what Dawn itself writes to stderr meanwhile (a few lines per backend it could not
+  start, e.g. no Vulkan driver) held back: passed on when the device opens, dropped when it does not, for the one-line
+  error says why."""
+  import tempfile
+  from engine import wgsl
+  sys.stderr.flush()
+  with tempfile.TemporaryFile() as held:
+    saved = os.dup(2)
+    os.dup2(held.fileno(), 2)
+    try:
+      wgsl.require_webgpu()
+    except wgsl.WebGPUUnavailable as e:
+      raise CLIError(str(e)) from None
+    finally:
+      sys.stderr.flush()
+      os.dup2(saved, 2)
+      os.close(saved)
+    held.seek(0)
+    sys.stderr.write(held.read().decode(errors="replace"))
 
 
 def cmd_parity(args) -> int:
   from engine.parity import main as parity
-  for s in args.scenes:
-    if not Path(s).is_file(): raise CLIError(f"scene: no file {s!r}")
-  parity(args.scenes or sorted(str(p) for p in SCENES.glob("*.json")), tuple(args.steps))
+  if any(n < 1 for n in args.steps): raise CLIError(f"--steps: expected positive integers, got {args.steps}")
+  paths = [_path(s) for s in args.scenes] or sorted(SCENES.glob("*.json"))
+  for p in paths:
+    if not p.is_file(): raise CLIError(f"scene file '{p}': not found")
+  _open_webgpu()   # before the oracle's compiles: the comparison needs the kernel's device
+  parity([str(p) for p in paths], tuple(args.steps))
   return 0
 
 
 def main(argv=None) -> int:
-  args = parser().parse_args(argv)
   try:
-    return args.func(args)
+    args = parser().parse_args(argv)
+    rc = args.func(args)
+    sys.stdout.flush()   # here, not at exit, so that a closed pipe is caught below
+    return rc
   except CLIError as e:
-    print(f"error: {e}", file=sys.stderr)
+    print("error: " + " ".join(ln.strip() for ln in str(e).splitlines()), file=sys.stderr)   # one line, always
     return 2
+  except BrokenPipeError:   # the reader left (`| head`): stop quietly, as other command line tools do
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # what is left in stdout's buffer goes nowhere
+    return 1
 
 
 if __name__ == "__main__":

@@ -20,22 +20,18 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.shipped import scene_path
+
 ROOT = Path(__file__).resolve().parent.parent
-SCENES = ROOT / "scenes"
-RESULTS = ROOT / "bench" / "results.json"
+# the recorded results in a source checkout; an installed package (no pyproject.toml above it) writes to the working
+# directory, not into site-packages
+RESULTS = ROOT / "bench" / "results.json" if (ROOT / "pyproject.toml").is_file() else Path("bench_results.json")
 ANCHOR_TOL = 1e-3  # [m] a joint that opens, or a contact that sinks, by more than a millimetre is a solver bug
 # (scene, batch, steps): small batches are cheap per step, so they get more steps for a stable median
 DEFAULT_SET = (("pendulum", 1, 240), ("pendulum", 256, 240), ("pendulum", 4096, 120), ("chain", 64, 120),
                ("drop", 256, 120), ("stack10", 1, 120), ("stack10", 64, 60), ("pile", 16, 60))
 QUICK_SET = (("pendulum", 1, 8),)
 DEFAULT_BATCHES = {"pendulum": (1, 256, 4096), "chain": (64,), "drop": (256,), "stack10": (1, 64), "pile": (16,)}
-
-
-def scene_path(scene) -> Path:
-  """A shipped scene's name ("pendulum") or a path to a scene file."""
-  p = Path(scene)
-  if p.suffix == ".json" or p.exists(): return p
-  return SCENES / f"{scene}.json"
 
 
 def joint_errors(model, body_pos: np.ndarray, body_quat: np.ndarray) -> np.ndarray:
@@ -167,15 +163,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                  help="env-steps fused into one JIT call (default 1; warm-up time grows ~linearly with K)")
   p.add_argument("--device", default="CPU", help="tinygrad device (default CPU)")
   p.add_argument("--quick", action="store_true", help="a tiny run (pendulum x1, 8 steps) to check that it works")
-  p.add_argument("--json", metavar="PATH", help=f"where to write the results (default {RESULTS.relative_to(ROOT)}; "
+  p.add_argument("--json", metavar="PATH", help=f"where to write the results (default {RESULTS}; "
                  "--quick writes none unless given)")
 
 
 def run(args) -> int:
   todo = plan(args.scenes, args.batch, args.steps, args.quick)
-  for s, _, _ in todo:
-    if not scene_path(s).is_file():
-      print(f"error: scene {s!r}: no file {scene_path(s)}", file=sys.stderr)
+  from engine.scene import SceneError
+  for s, _, _ in todo:   # a bad name is one line before anything compiles
+    try:
+      if not (path := scene_path(s)).is_file(): raise SceneError(f"scene file '{path}': not found")
+    except SceneError as e:
+      print(f"error: {e}", file=sys.stderr)
       return 2
   results = []
   for s, b, n in todo:

@@ -32,25 +32,37 @@ class WebGPUUnavailable(RuntimeError):
   pass
 
 
+NEEDS = ("It needs Dawn (pip install dawn-python; `make setup` does this and sets WEBGPU_PATH to its libwebgpu_dawn) "
+         "and a Vulkan adapter: a GPU driver, or Mesa's CPU driver lavapipe (Debian/Ubuntu: apt-get install "
+         "mesa-vulkan-drivers libvulkan1).")
+
+
 def require_webgpu() -> None:
   """Open tinygrad's WEBGPU device, or raise WebGPUUnavailable saying how to get one."""
+  from tinygrad.runtime.autogen import webgpu as wg
   try:
     Device["WEBGPU"]
   except Exception as e:  # noqa: BLE001 (tinygrad raises several kinds: missing library, no adapter)
-    raise WebGPUUnavailable(
-      f"the wgsl backend needs tinygrad's WEBGPU device, which failed to open ({type(e).__name__}: {e}). It needs Dawn "
-      "(pip install dawn-python; `make setup` does this and sets WEBGPU_PATH to its libwebgpu_dawn) and a Vulkan "
-      "adapter: a GPU driver, or Mesa's CPU driver lavapipe (Debian/Ubuntu: apt-get install mesa-vulkan-drivers "
-      "libvulkan1).") from None
+    raise WebGPUUnavailable(f"the wgsl backend needs tinygrad's WEBGPU device, which failed to open "
+                            f"({type(e).__name__}: {e}). {NEEDS}") from None
+  # Dawn without a Vulkan driver (no vulkan loader ICD, e.g. VK_ICD_FILENAMES pointing nowhere) opens its Null
+  # adapter, which runs no kernel: every output would keep whatever its buffer held (the parity table read 1e38)
+  if _device_adapter_info().backendType == wg.WGPUBackendType_Null:
+    raise WebGPUUnavailable(f"the wgsl backend needs a WebGPU adapter; Dawn found none but its Null adapter, which "
+                            f"runs no kernels. {NEEDS}")
   _install_pipeline_cache()
 
 
-def _adapter_info():
+def _device_adapter_info():
   from tinygrad.runtime.autogen import webgpu as wg
-  require_webgpu()
   info = wg.WGPUAdapterInfo()
   wg.wgpuDeviceGetAdapterInfo(Device["WEBGPU"].device_res, info)
   return info
+
+
+def _adapter_info():
+  require_webgpu()
+  return _device_adapter_info()
 
 
 def adapter() -> str:
