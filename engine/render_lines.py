@@ -17,7 +17,7 @@ from engine.render_geom import as_trajectory
 
 STRING = np.array([45, 45, 50], np.uint8)  # distance joints, and links from a body's centre of mass to its joints
 PIN = np.array([15, 15, 15], np.uint8)     # the anchor of a ball, hinge, slide or fixed joint
-PIN_WIDTH = 3
+PIN_WIDTH = 3  # [px] at most: a pin is as wide as 1.5 times its bodies' thinnest geom thickness looks, 1 px at least
 
 
 class Lines(NamedTuple):
@@ -26,25 +26,27 @@ class Lines(NamedTuple):
   rgb: np.ndarray                    # (T, B, L, 3) uint8
   slack: np.ndarray | None = None    # (L,) [m] hidden where a geom is nearer the camera by more; inf (None): on top
   width: np.ndarray | None = None    # (L,) int [px]; None: 2
+  size: np.ndarray | None = None     # (L,) [m] world width: drawn as wide as it looks, 1 px to width; NaN: width
 
 
 def as_lines(lines) -> Lines | None:
   """Lines with every field filled in, from Lines, a (seg, rgb) tuple (tendons_of's) or None."""
   if lines is None: return None
-  seg, rgb, slack, width = (tuple(lines) + (None,) * 2)[:4]
+  seg, rgb, slack, width, size = (tuple(lines) + (None,) * 3)[:5]
   seg = np.asarray(seg, np.float64)
   L = seg.shape[2]
   return Lines(seg, np.broadcast_to(np.asarray(rgb, np.uint8), seg.shape[:3] + (3,)),
                np.full(L, np.inf) if slack is None else np.asarray(slack, np.float64).reshape(L),
-               np.full(L, 2, np.int64) if width is None else np.asarray(width, np.int64).reshape(L))
+               np.full(L, 2, np.int64) if width is None else np.asarray(width, np.int64).reshape(L),
+               np.full(L, np.nan) if size is None else np.asarray(size, np.float64).reshape(L))
 
 
 def concat_lines(*parts) -> Lines | None:
   """One Lines from several (None parts skipped); later lines are drawn over earlier ones."""
   parts = [as_lines(p) for p in parts if p is not None]
   if not parts: return None
-  axes = (2, 2, 0, 0)  # the line axis of each field
-  return Lines(*(np.concatenate([p[k] for p in parts], axes[k]) for k in range(4)))
+  axes = (2, 2, 0, 0, 0)  # the line axis of each field
+  return Lines(*(np.concatenate([p[k] for p in parts], axes[k]) for k in range(5)))
 
 
 def _cameras(cams) -> tuple[np.ndarray, ...]:
@@ -66,15 +68,15 @@ def _project(cam, P: np.ndarray, th: int, tw: int):
 def draw_lines(tiles: np.ndarray, cams, seg: np.ndarray, rgb: np.ndarray, lines: Lines,
                tbuf: np.ndarray | None = None) -> None:
   """Rasterise one frame's segments seg (B, L, 2, 3) in colours rgb (B, L, 3) onto tiles (B, th, tw, 3), in place;
-  `lines` gives the per-line slack and width, tbuf (B, th, tw) the frame's ray distance to the geom each pixel shows
-  (inf for sky; None: everything on top).
+  `lines` gives the per-line slack, width and size, tbuf (B, th, tw) the frame's ray distance to the geom each pixel
+  shows (inf for sky; None: everything on top).
 
   Each segment is sampled finely enough to leave no gaps on screen; a sample is kept where it is no farther from the
   camera than the geom its pixel shows plus the line's slack."""
   B, th, tw = tiles.shape[:3]
   if seg.shape[1] == 0: return
   cam = _cameras(cams)
-  row, col, _ = _project(cam, seg, th, tw)  # (B, L, 2): the ends, for how many samples the longest line needs on screen
+  row, col, zend = _project(cam, seg, th, tw)  # (B, L, 2): the ends, for the samples the longest line needs on screen
   span = np.hypot(row[..., 1] - row[..., 0], col[..., 1] - col[..., 0])
   span = span[np.isfinite(span)]
   n = int(np.clip(2 * (span.max() if span.size else 0) + 2, 2, 4 * (th + tw)))
@@ -85,24 +87,27 @@ def draw_lines(tiles: np.ndarray, cams, seg: np.ndarray, rgb: np.ndarray, lines:
   ok = np.isfinite(row) & np.isfinite(col) & (z > 0)
   row, col = np.where(ok, row, -10), np.where(ok, col, -10)
   b = np.broadcast_to(np.arange(B)[:, None, None], ok.shape)
-  # small tiles get thinner lines (at most a pixel per 60 rows), so a pin does not swamp a link a few pixels long
-  width = np.minimum(lines.width, max(th // 60, 1))
+  # a line with a world size is as wide as that looks at its first end (a pin no wider than the links it joins)
+  with np.errstate(all="ignore"):
+    looks = np.round(lines.size * cam[4] / zend[..., 0])
+  width = np.where(np.isfinite(looks), np.clip(looks, 1, lines.width), lines.width).astype(np.int64)  # (B, L)
+  slack = np.broadcast_to(lines.slack, width.shape)
   for w in np.unique(width):  # wider lines (pins) last, over the thinner ones
-    sel = width == w
+    sel = width == w  # (B, L): these lines in these envs
     # an odd width centres on the pixel a sample falls in, an even one on the pixel corner nearest to it: either way
     # the footprint holds the pixel of every point within half a pixel of a sample, so the line has no gaps
     snap = np.round if w % 2 else np.floor
-    r0, q0 = snap(row[:, sel]).astype(np.int64), snap(col[:, sel]).astype(np.int64)
+    r0, q0 = snap(row[sel]).astype(np.int64), snap(col[sel]).astype(np.int64)  # (K, n)
     lo = -((int(w) - 1) // 2)
     for dr in range(lo, lo + int(w)):
       for dq in range(lo, lo + int(w)):
         r, q = r0 + dr, q0 + dq
-        keep = ok[:, sel] & (r >= 0) & (r < th) & (q >= 0) & (q < tw)
-        r, q, bb = np.where(keep, r, 0), np.where(keep, q, 0), b[:, sel]
+        keep = ok[sel] & (r >= 0) & (r < th) & (q >= 0) & (q < tw)
+        r, q, bb = np.where(keep, r, 0), np.where(keep, q, 0), b[sel]
         if tbuf is not None:
           # a little more slack for every line: the sample lies near, not on, the ray through the pixel centre
-          keep &= dist[:, sel] <= tbuf[bb, r, q] * 1.002 + 1e-3 + lines.slack[sel][None, :, None]
-        tiles[bb[keep], r[keep], q[keep]] = np.broadcast_to(rgb[:, sel, None], keep.shape + (3,))[keep]
+          keep &= dist[sel] <= tbuf[bb, r, q] * 1.002 + 1e-3 + slack[sel][:, None]
+        tiles[bb[keep], r[keep], q[keep]] = np.broadcast_to(rgb[sel][:, None], keep.shape + (3,))[keep]
 
 
 def _body_points(body: np.ndarray, local: np.ndarray, bp: np.ndarray, bq: np.ndarray) -> np.ndarray:
@@ -138,8 +143,9 @@ def joints_of(model, body_pos: np.ndarray, body_quat: np.ndarray) -> Lines | Non
 
   A distance joint is a string between its two anchors. A ball, hinge, slide or fixed joint is a link from each
   body's centre of mass to its anchor (the cradle's strings, a pendulum's rod; hidden where it runs inside the body),
-  a link between the two anchors (a slide's travel; a dot otherwise) and a pin at the child's anchor that shows
-  through 1.5 times the thickness of the thinnest geom of the bodies it joins (a joint where two capsules overlap)."""
+  a link between the two anchors (a slide's travel; a dot otherwise) and a pin at the child's anchor, as wide as 1.5
+  times the thickness of the thinnest geom of the bodies it joins and showing through that much of them (a joint where
+  two capsules overlap)."""
   if not model.njoint: return None
   bp, bq = as_trajectory(body_pos, 3).astype(np.float64), as_trajectory(body_quat, 4).astype(np.float64)
   par, chi = np.array(model.jnt_parent, np.int64), np.array(model.jnt_child, np.int64)
@@ -160,13 +166,12 @@ def joints_of(model, body_pos: np.ndarray, body_quat: np.ndarray) -> Lines | Non
   L = nd + 4 * nr
   rgb = np.broadcast_to(np.concatenate([np.broadcast_to(STRING, (L - nr, 3)), np.broadcast_to(PIN, (nr, 3))]),
                         seg.shape[:3] + (3,))
-  slack = np.zeros(L)
   thick = _thickness(model)
-  slack[L - nr:] = 1.5 * np.minimum(thick[chi[rigid]], np.where(par[rigid] >= 0, thick[par[rigid]], np.inf))
-  slack[~np.isfinite(slack)] = 0.0  # bodies without geoms
-  width = np.full(L, 2, np.int64)
-  width[L - nr:] = PIN_WIDTH
-  return Lines(seg, rgb, slack, width)
+  pin = 1.5 * np.minimum(thick[chi[rigid]], np.where(par[rigid] >= 0, thick[par[rigid]], np.inf))
+  pin[~np.isfinite(pin)] = np.nan  # bodies without geoms: no slack, the widest pin
+  slack, width, size = np.zeros(L), np.full(L, 2, np.int64), np.full(L, np.nan)
+  slack[L - nr:], width[L - nr:], size[L - nr:] = np.nan_to_num(pin), PIN_WIDTH, pin
+  return Lines(seg, rgb, slack, width, size)
 
 
 def _thickness(model) -> np.ndarray:
