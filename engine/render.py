@@ -13,7 +13,9 @@ import time
 
 import numpy as np
 
-from engine.render_geom import INF, bound_extent, cast, normal, quat_to_mat
+from engine.render_geom import INF, as_trajectory, bound_extent, cast, normal, quat_to_mat
+# joints_of, overlays_of and tendons_of are re-exported: callers take every drawing function from engine.render
+from engine.render_lines import Lines, as_lines, draw_lines, joints_of, overlays_of, tendons_of  # noqa: F401
 
 GEOM_KEYS = ("geom_type", "geom_body", "geom_pos", "geom_quat", "geom_size", "geom_rgba")
 LIGHT = np.array([-0.45, -0.6, 1.0], np.float32) / np.float32(math.sqrt(0.45**2 + 0.6**2 + 1.0))  # towards the sun
@@ -46,14 +48,6 @@ def _per_env(x, B: int, G: int) -> np.ndarray:
   if a.ndim == 2: a = a[None]
   if a.shape[0] not in (1, B) or a.shape[1] != G: raise ValueError(f"geom parameter shape {a.shape} for B={B}, G={G}")
   return np.broadcast_to(a, (B,) + a.shape[1:])
-
-
-def _traj(x, k: int) -> np.ndarray:
-  """(T, B, nbody, k), or (T, nbody, k) for a single env, -> float32 (T, B, nbody, k)."""
-  a = np.asarray(x.numpy() if hasattr(x, "numpy") else x, np.float32)
-  if a.ndim == 3: a = a[:, None]
-  if a.ndim != 4 or a.shape[-1] != k: raise ValueError(f"expected a (T, B, nbody, {k}) trajectory, got {a.shape}")
-  return a
 
 
 def _geom_poses(bp, bq, gbody, gpos, gquat):
@@ -117,10 +111,12 @@ class Camera:
     return np.clip(out, 0, [self.th, self.th, self.tw, self.tw]).astype(np.int64)
 
 
-def _auto_camera(bp, C, ext, plane, tw: int, th: int, fov: float = FOV) -> Camera:
-  """A 3/4 elevated view whose field of view holds the bounding sphere of everything over the whole trajectory."""
+def _auto_camera(bp, C, ext, plane, tw: int, th: int, extra=None, fov: float = FOV) -> Camera:
+  """A 3/4 elevated view whose field of view holds the bounding sphere of everything (bodies, geoms, `extra` points
+  (..., 3) such as the ends of the lines drawn) over the whole trajectory."""
   rad = np.linalg.norm(np.nan_to_num(ext), axis=-1)
-  pts = np.concatenate([bp.reshape(-1, 3), C[:, ~plane].reshape(-1, 3)])
+  pts = np.concatenate([bp.reshape(-1, 3), C[:, ~plane].reshape(-1, 3)]
+                       + ([] if extra is None else [np.asarray(extra, np.float32).reshape(-1, 3)]))
   pts = pts[np.isfinite(pts).all(-1)]
   if len(pts) == 0: pts = np.zeros((1, 3), np.float32)
   lo, hi = pts.min(0), pts.max(0)
@@ -260,14 +256,15 @@ def _smooth_edges(col, gid) -> None:
 
 
 def render_frames(geom: dict, body_pos: np.ndarray, body_quat: np.ndarray, width: int = 320, height: int = 240,
-                  camera: dict | None = None, lines: tuple | None = None) -> list[np.ndarray]:
+                  camera: dict | None = None, lines: Lines | tuple | None = None) -> list[np.ndarray]:
   """T frames (height, width, 3) uint8 of a (T, B, nbody, .) trajectory; B envs tiled in a near-square grid.
-  lines: (segments (T, B, L, 2, 3) world points, colours (T, B, L, 3) uint8) drawn over the geoms (tendons_of).
+  lines: drawn over the geoms: engine.render_lines.Lines (overlays_of: joints and tendons, depth-tested or on top per
+  line), or a (segments (T, B, L, 2, 3) world points, colours (T, B, L, 3) uint8) tuple drawn on top (tendons_of).
 
   Each env gets its own tile and camera: the given {"pos", "target", "fov" (vertical, degrees; default 45)} or an
   automatic 3/4 view that keeps every geom of that env in frame over the whole trajectory (fixed over time, so motion
   shows). Geom parameters may carry a leading env axis (B or 1)."""
-  bp, bq = _traj(body_pos, 3), _traj(body_quat, 4)
+  bp, bq = as_trajectory(body_pos, 3), as_trajectory(body_quat, 4)
   T, B = bp.shape[:2]
   kinds = tuple(geom["geom_type"])
   G = len(kinds)
@@ -283,7 +280,13 @@ def render_frames(geom: dict, body_pos: np.ndarray, body_quat: np.ndarray, width
   if min(tw, th) < 8: raise ValueError(f"{B} envs do not fit a {width}x{height} image; render a subset of them")
   ext = np.array([[bound_extent(k, s) if k != "plane" else np.full(3, np.nan) for k, s in zip(kinds, gsize[b])]
                   for b in range(B)], np.float32).reshape(B, G, 3)
-  if camera is None: cams = [_auto_camera(bp[:, b], C[:, b], ext[b], plane, tw, th) for b in range(B)]
+  lines = as_lines(lines)
+  if lines is not None and lines.seg.shape[:2] != (T, B):
+    raise ValueError(f"lines for {lines.seg.shape[:2]} (frames, envs), trajectory has {(T, B)}")
+  if camera is None:  # the lines' ends count too: a string's pivot above the balls stays in frame
+    ends = None if lines is None else lines.seg.reshape(T, B, -1, 3)
+    cams = [_auto_camera(bp[:, b], C[:, b], ext[b], plane, tw, th, None if ends is None else ends[:, b])
+            for b in range(B)]
   else: cams = [Camera(camera["pos"], camera["target"], float(camera.get("fov") or FOV), tw, th)] * B
   batch = Batch(kinds, gsize, grgba, ext, cams)
   rects = np.stack([cams[b].rects(C[:, b], R[:, b], ext[b]) for b in range(B)], 1)  # (T, B, G, 4)
@@ -296,8 +299,7 @@ def render_frames(geom: dict, body_pos: np.ndarray, body_quat: np.ndarray, width
   with np.errstate(all="ignore"):
     for f in range(T):
       tiles = batch.render(Ct[f], Rt[f], rects[f])
-      if lines is not None:
-        for b in range(B): _draw_lines(tiles[b], cams[b], lines[0][f, b], lines[1][f, b])
+      if lines is not None: draw_lines(tiles, cams, lines.seg[f], lines.rgb[f], lines, batch.tbuf)
       for b in range(B):
         y0, x0 = (b // cols) * th, (b % cols) * tw
         frames[f, y0:y0 + th, x0:x0 + tw] = tiles[b]
@@ -307,41 +309,6 @@ def render_frames(geom: dict, body_pos: np.ndarray, body_quat: np.ndarray, width
       frames[:, y0:y0 + th, x0 + tw - 1] = BORDER
       frames[:, y0 + th - 1, x0:x0 + tw] = BORDER
   return list(frames)
-
-
-def _draw_lines(tile: np.ndarray, cam: Camera, seg: np.ndarray, rgb: np.ndarray, samples: int = 48) -> None:
-  """Draw world segments (L, 2, 3) in colours (L, 3) onto a tile, two pixels wide, on top of everything."""
-  t = np.linspace(0.0, 1.0, samples)[:, None]
-  for (a, b), c in zip(seg, rgb):
-    row, col, z = cam.project(a + t * (b - a))
-    ok = np.isfinite(row) & np.isfinite(col) & (z > 0)
-    r, q = np.round(row[ok]).astype(np.int64), np.round(col[ok]).astype(np.int64)
-    for dr, dq in ((0, 0), (1, 0), (0, 1), (1, 1)):
-      inside = (r + dr >= 0) & (r + dr < tile.shape[0]) & (q + dq >= 0) & (q + dq < tile.shape[1])
-      tile[r[inside] + dr, q[inside] + dq] = c
-
-
-def tendons_of(model, body_pos: np.ndarray, body_quat: np.ndarray, act: np.ndarray | None = None) -> tuple | None:
-  """The tendons' segments over a (T, B, nbody, .) trajectory and their colours: a muscle's tendon from grey (act 0)
-  to red (act 1) by its activation (T, B, nmuscle), any other tendon white. None for a model without tendons."""
-  if not model.ntendon: return None
-  from engine.npquat import quat_rotate
-  from oracle.muscle import muscles
-  from oracle.tendon import segments
-  local, body = model.site_pos.numpy().astype(np.float64), np.array(model.site_body)
-  bp, bq = _traj(body_pos, 3).astype(np.float64), _traj(body_quat, 4).astype(np.float64)
-  world = np.broadcast_to(local, (*bp.shape[:2], *local.shape)).copy()
-  on = body >= 0
-  world[:, :, on] = bp[:, :, body[on]] + quat_rotate(bq[:, :, body[on]], local[on])
-  ten, sa, sb = segments(model)
-  seg = np.stack([world[:, :, list(sa)], world[:, :, list(sb)]], -2)            # (T, B, L, 2, 3)
-  level = np.zeros((*bp.shape[:2], model.ntendon))
-  if act is not None:
-    for k, a in enumerate(muscles(model)): level[..., model.act_tendon[a]] = np.clip(act[..., k], 0, 1)
-  grey, red, white = np.array([120, 120, 120]), np.array([220, 30, 30]), np.array([245, 245, 245])
-  muscle_tendons = np.isin(np.arange(model.ntendon), [model.act_tendon[a] for a in muscles(model)])
-  colour = np.where(muscle_tendons[:, None], grey + level[..., None] * (red - grey), white)  # (T, B, ntendon, 3)
-  return seg, colour[:, :, list(ten)].astype(np.uint8)
 
 
 def save_gif(frames: list[np.ndarray], path, fps: float = 30) -> None:
@@ -391,9 +358,17 @@ def record(model, batch: int, seconds: float, fps: float, seed: int = 0,
 
 def render_gif(model, body_pos, body_quat, path, fps: float = 30, width: int = 320, height: int = 240,
                camera: dict | None = None, act: np.ndarray | None = None) -> float:
-  """Render a trajectory of `model` and save it as a GIF, tendons drawn (coloured by the muscles' activations act
-  (T, B, nmuscle) when given); returns the wall seconds spent (render + encode)."""
+  """Render a trajectory of `model` and save it as a GIF (render_model_frames: joints and tendons drawn); returns the
+  wall seconds spent (render + encode)."""
   t0 = time.perf_counter()
-  lines = tendons_of(model, body_pos, body_quat, act)
-  save_gif(render_frames(geom_arrays(model), body_pos, body_quat, width, height, camera, lines), path, fps)
+  save_gif(render_model_frames(model, body_pos, body_quat, width, height, camera, act), path, fps)
   return time.perf_counter() - t0
+
+
+def render_model_frames(model, body_pos, body_quat, width: int = 320, height: int = 240, camera: dict | None = None,
+                        act: np.ndarray | None = None) -> list[np.ndarray]:
+  """render_frames for a Model's (T, B, nbody, .) trajectory with everything it draws over its geoms: strings of
+  distance joints, links and pins of the other joints, and tendons (coloured by the muscles' activations act
+  (T, B, nmuscle) when given)."""
+  return render_frames(geom_arrays(model), body_pos, body_quat, width, height, camera,
+                       overlays_of(model, body_pos, body_quat, act))

@@ -22,6 +22,14 @@ def quat_to_mat(q: np.ndarray) -> np.ndarray:
   return r.reshape(q.shape[:-1] + (3, 3)).astype(np.float32)
 
 
+def as_trajectory(x, k: int) -> np.ndarray:
+  """(T, B, nbody, k), or (T, nbody, k) for a single env, -> float32 (T, B, nbody, k)."""
+  a = np.asarray(x.numpy() if hasattr(x, "numpy") else x, np.float32)
+  if a.ndim == 3: a = a[:, None]
+  if a.ndim != 4 or a.shape[-1] != k: raise ValueError(f"expected a (T, B, nbody, {k}) trajectory, got {a.shape}")
+  return a
+
+
 def bound_extent(kind: str, size: np.ndarray) -> np.ndarray | None:
   """Half extents of the local bounding box of a geom; None for an (infinite) plane."""
   if kind == "sphere": return np.full(3, size[0], np.float32)

@@ -1,5 +1,6 @@
 """Renderer: analytic casts against signed distance functions, and what rendered frames show (hues, placement, shadows,
-tiling, motion, GIF output). Scenes are built by hand as geom dicts, independent of the scene loader."""
+tiling, motion, GIF output, joints and strings). Scenes are built by hand as geom dicts, independent of the scene
+loader, except the joint tests, which draw the shipped cradle, chain and compliant hang at their initial poses."""
 import itertools
 import math
 import time
@@ -9,8 +10,12 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from engine.render import LIGHT, Camera, geom_arrays, render_frames, render_gif, save_gif
+from engine.render import LIGHT, Camera, geom_arrays, render_frames, render_gif, render_model_frames, save_gif
 from engine.render_geom import INF, cast, normal, quat_to_mat
+from engine.render_lines import PIN, STRING, Lines
+from engine.scene import load_scene, load_scene_dict
+from engine.npquat import quat_rotate
+from tests.helpers import SCENES
 
 RED, GREEN, BLUE, GREY = (0.9, 0.15, 0.1, 1), (0.15, 0.75, 0.2, 1), (0.15, 0.3, 0.9, 1), (0.8, 0.8, 0.8, 1)
 
@@ -252,9 +257,97 @@ def test_render_geom_arrays_and_gif(tmp_path):
     def numpy(self): return self.a
   g = scene(PLANE, ("box", 0, (0, 0, 0), (0.2, 0.2, 0.2), GREEN))
   model = SimpleNamespace(**{k: (T(v) if isinstance(v, np.ndarray) else v) for k, v in g.items()}, name="m",
-                          ntendon=0)   # render_gif draws a Model's tendons: this stand-in has none
+                          ntendon=0, njoint=0)   # render_gif draws a Model's tendons and joints: this stand-in has none
   arrays = geom_arrays(model)
   assert arrays["geom_type"] == ("plane", "box") and arrays["geom_size"].dtype == np.float32
   pos, quat = traj([[[[0, 0, 0.2]]], [[[0, 0, 0.4]]]])
   dt = render_gif(model, pos, quat, tmp_path / "m.gif", width=80, height=60)
   assert dt > 0 and iio.imread(tmp_path / "m.gif").shape[:3] == (2, 60, 80)
+
+
+# ---------------------------------------------------------------------------------------------------- joints
+
+
+def _shipped(name, width=320, height=240):
+  """A shipped scene at its initial pose through its own camera: (model, camera, frame with joints, frame without)."""
+  model = load_scene(SCENES / f"{name}.json")
+  cam = load_scene_dict(SCENES / f"{name}.json")["camera"]
+  pos, quat = model.body_pos0.numpy()[None, None], model.body_quat0.numpy()[None, None]
+  (lined,) = render_model_frames(model, pos, quat, width, height, cam)
+  (plain,) = render_frames(geom_arrays(model), pos, quat, width, height, cam)
+  return model, Camera(cam["pos"], cam["target"], cam["fov"], width, height), lined, plain
+
+
+def _pixels(cam, a, b, s):
+  """(rows, cols) of the pixels that the points a + s (b - a) project to."""
+  row, col, _ = cam.project(np.asarray(a) + np.asarray(s)[:, None] * (np.asarray(b) - np.asarray(a)))
+  return np.round(row).astype(int), np.round(col).astype(int)
+
+
+def _is(img, rows, cols, rgb):
+  return (img[rows, cols] == np.asarray(rgb, np.uint8)).all(-1)
+
+
+def test_render_cradle_strings_and_pins():
+  model, cam, lined, plain = _shipped("cradle")
+  pivots, balls = model.jnt_anchor_parent.numpy(), model.body_pos0.numpy()  # world parents: anchors in world frame
+  radius = model.geom_size.numpy()[1:, 0]
+  for j in range(model.njoint):
+    ball, pivot = balls[model.jnt_child[j]], pivots[j]
+    length = np.linalg.norm(pivot - ball)
+    # the string runs from the top of the ball to the pivot: outside the ball it is drawn over sky and ground
+    rows, cols = _pixels(cam, ball, pivot, np.linspace(1.5 * radius[j] / length, 0.97, 40))
+    assert _is(lined, rows, cols, STRING).all(), j
+    ball_rgba = model.geom_rgba.numpy()[model.geoms_of_type("sphere")[j]]
+    assert not _is(plain, rows, cols, STRING).any() and not mask(plain[rows, cols][None], ball_rgba).any(), j
+    # the pivot carries the joint's pin; the string's part inside the ball is hidden by the ball (depth test)
+    (r,), (c,) = _pixels(cam, pivot, pivot, [0.0])
+    assert _is(lined, [r], [c], PIN).all() and not _is(plain, [r], [c], PIN).any()
+    rows, cols = _pixels(cam, ball, pivot, np.linspace(0.0, 0.5 * radius[j] / length, 5))
+    assert (lined[rows, cols] == plain[rows, cols]).all(), j
+
+
+def test_render_chain_pins_where_links_overlap():
+  model, cam, lined, plain = _shipped("chain")
+  parent, child = model.jnt_parent, model.jnt_child
+  pos, quat = model.body_pos0.numpy(), model.body_quat0.numpy()
+  anchors = pos[list(child)] + quat_rotate(quat[list(child)], model.jnt_anchor_child.numpy())
+  assert parent[0] < 0 and np.allclose(anchors[0], model.jnt_anchor_parent.numpy()[0], atol=1e-6)  # hung from world
+  rows, cols = _pixels(cam, anchors, anchors, [0.0])
+  rows, cols = rows[0], cols[0]
+  # every joint's anchor lies inside two capsules (the first inside one): its pin shows through them
+  assert _is(lined, rows, cols, PIN).all()
+  assert not _is(plain, rows, cols, PIN).any()
+  # between pins the capsules keep their colours: the links from centres of mass run inside them, hidden
+  mid = np.round(np.array([cam.project(p)[:2] for p in pos])).astype(int)
+  assert (lined[mid[:, 0], mid[:, 1]] == plain[mid[:, 0], mid[:, 1]]).all()
+  assert mask(lined[mid[:3, 0], mid[:3, 1]][None], model.geom_rgba.numpy()[1]).any()  # there is a capsule there
+
+
+def test_render_distance_joint_string():
+  model, cam, lined, plain = _shipped("compliant_hang")
+  top = model.jnt_anchor_parent.numpy()[0]
+  bottom = model.body_pos0.numpy()[0] + model.jnt_anchor_child.numpy()[0]  # the box starts unrotated
+  rows, cols = _pixels(cam, bottom, top, np.linspace(0.05, 1.0, 40))
+  assert _is(lined, rows, cols, STRING).all() and not _is(plain, rows, cols, STRING).any()
+  assert (lined != plain).any(-1).sum() < 3 * len(np.unique(rows))  # a 2 px string, no pin: nothing else drawn
+
+
+def test_render_lines_depth_slack():
+  """A dot behind a sphere shows only where its slack reaches past the sphere's front; a (seg, rgb) tuple, as
+  tendons_of gives, is drawn on top."""
+  cam = {"pos": [0, -5, 1], "target": [0, 0, 1], "fov": 40}
+  g = scene(("sphere", 0, (0, 0, 0), (0.5, 0, 0), RED))
+  pos, quat = traj([[[[0, 0, 1]]]])
+  dot = np.array([0, 0.2, 1.0])  # 0.7 m behind the sphere's front (y = -0.5), seen through its centre
+  seg = np.broadcast_to(dot, (1, 1, 3, 2, 3))  # (T, B, L, 2, 3): three dots at the same point
+  rgb = np.array([[[[0, 0, 0], [0, 0, 255], [255, 255, 255]]]], np.uint8)
+  slack, width = np.array([0.0, 0.6, 0.8]), np.array([3, 3, 3])
+  r, c, _ = Camera(cam["pos"], cam["target"], cam["fov"], 320, 240).project(dot)
+  r, c = round(r), round(c)
+  (img,) = render_frames(g, pos, quat, camera=cam, lines=Lines(seg, rgb, slack, width))
+  assert tuple(img[r, c]) == (255, 255, 255)  # slack 0.8 > 0.7: shown (drawn last)
+  (hidden,) = render_frames(g, pos, quat, camera=cam, lines=Lines(seg[:, :, :2], rgb[:, :, :2], slack[:2], width[:2]))
+  assert mask(hidden[r - 1:r + 2, c - 1:c + 2], RED).all()  # slack 0 and 0.6 < 0.7: both hidden by the sphere
+  (on_top,) = render_frames(g, pos, quat, camera=cam, lines=(seg[:, :, :1], rgb[:, :, :1]))
+  assert tuple(on_top[r, c]) == (0, 0, 0)

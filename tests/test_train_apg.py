@@ -105,7 +105,7 @@ def test_train_apg_save_load_roundtrip(trained, tmp_path):
   a, b = policy.state_dict(), loaded.state_dict()
   assert a.keys() == b.keys()
   for k in a: assert np.array_equal(a[k].numpy().astype(np.float32), b[k].numpy()), k
-  with Image.open(tmp_path / "curve.png") as img: assert img.format == "PNG"
+  with Image.open(tmp_path / "curve.png") as img: assert img.format == "PNG" and img.size == (720, 440)
   saved = json.loads((tmp_path / "history.json").read_text())
   assert saved["history"] == json.loads(json.dumps(history))
 

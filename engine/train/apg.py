@@ -361,13 +361,13 @@ PROGRESS = (("loss", "loss", "+8.4f"), ("|g|", "grad_norm", "9.3f"), ("clip", "c
             ("train_return", "train_episode_return", "7.2f"), ("eval_return", "mean_episode_return", "7.2f"))
 
 
-def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict, target: float | None = None):
-  """Writes <out>/policy.safetensors (float32), <out>/curve.png and <out>/history.json."""
-  rows = [r for r in history if r["mean_episode_return"] is not None]
-  # the curve helper draws values >= 0 only: plot the episode cost (-return), lower is better
-  curve = ([r["env_steps"] for r in rows], [-r["mean_episode_return"] for r in rows])
-  common.save_run(out, policy, history, meta, curve, title=f"APG {meta.get('task', '')}",
-                  ylabel="-(mean episode return)", target=None if target is None else -target)
+def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict,
+             target: float | None = None) -> list[str]:
+  """Writes <out>/policy.safetensors (float32), <out>/curve.png (mean episode return; skipped with a warning without
+  matplotlib) and <out>/history.json; returns the names written."""
+  curve = ([r["env_steps"] for r in history], [r["mean_episode_return"] for r in history])
+  return common.save_run(out, policy, history, meta, curve, title=f"APG {meta.get('task', '')}",
+                         ylabel="mean episode return", target=target)
 
 
 def main(argv=None):
@@ -406,9 +406,9 @@ def main(argv=None):
   meta = dict(task=args.task, num_envs=args.num_envs, seed=args.seed, hparams={**DEFAULTS, **hp, "window": args.window,
               "lr": args.lr}, bar=bar, bar_reached_at=None if reached is None else
               {k: reached[k] for k in ("iteration", "env_steps", "wall_s", "eval_s", "mean_episode_return")})
-  save_run(out, policy, history, meta, target=bar)
+  written = save_run(out, policy, history, meta, target=bar)
   if reached: print(f"bar {bar} reached at {reached['env_steps']} env-steps, {reached['wall_s']:.1f} s")
-  print(f"saved {out}/policy.safetensors, curve.png, history.json")
+  print(f"saved {out}/" + ", ".join(written))
 
 
 if __name__ == "__main__":

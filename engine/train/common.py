@@ -1,14 +1,17 @@
 """Pieces shared by the trainers: a small Gaussian MLP policy with a value head, running observation statistics, an
-Adam that skips non-finite steps, weight save/load (safetensors), a progress line and a reward-curve PNG drawn with
-PIL (no matplotlib)."""
+Adam that skips non-finite steps, weight save/load (safetensors), a progress line and the run's outputs (the
+learning-curve PNG comes from engine.train.plot, with matplotlib when it is installed)."""
 import json
 import math
 import os
+import warnings
 
 import numpy as np
 from tinygrad import Tensor, dtypes, nn
 from tinygrad.device import Buffer
 from tinygrad.nn.state import get_state_dict, load_state_dict, safe_load, safe_save
+
+from engine.train.plot import PlotUnavailable, write_curve_png
 
 LOG_2PI = math.log(2.0 * math.pi)
 # bounds on the policy's log-std, kept by projection after every optimiser step (as SAC and rl_games clamp it): std
@@ -199,58 +202,16 @@ def progress_line(it: int, row: dict, fields: tuple[tuple[str, str, str], ...]) 
 
 
 def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict, curve: tuple[list, list], *,
-             title: str, ylabel: str, target: float | None = None):
-  """Writes <out>/policy.safetensors (float32), <out>/curve.png (curve = (xs, ys)) and <out>/history.json."""
+             title: str, ylabel: str, target: float | None = None) -> list[str]:
+  """Writes <out>/policy.safetensors (float32), <out>/curve.png (curve = (xs, ys); engine.train.plot) and
+  <out>/history.json, and returns the names written. Without matplotlib the curve is skipped with a warning that says
+  what to install: the run's results are the weights and the history, and the history holds every plotted number."""
   os.makedirs(out, exist_ok=True)
   save_policy(policy, os.path.join(out, "policy.safetensors"))
-  write_curve_png(os.path.join(out, "curve.png"), *curve, title=title, ylabel=ylabel, target=target)
   with open(os.path.join(out, "history.json"), "w") as f: json.dump({**meta, "history": history}, f, indent=1)
-
-
-def _nice_step(span: float, ticks: int = 5) -> float:
-  # tick spacing of 1, 2, 2.5 or 5 times a power of ten, giving about `ticks` intervals over span
-  raw = max(span, 1e-12) / ticks
-  mag = 10.0 ** math.floor(math.log10(raw))
-  return next(m * mag for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * mag >= raw)
-
-
-def _tick_label(v: float) -> str:
-  return f"{v / 1e6:g}M" if abs(v) >= 1e6 else f"{v / 1e3:g}k" if abs(v) >= 1e4 else f"{v:g}"
-
-
-def write_curve_png(path: str, xs, ys, *, title: str = "", xlabel: str = "env steps",
-                    ylabel: str = "mean episode length", target: float | None = None, size=(720, 440)):
-  """Line plot of ys against xs (points with y None are skipped), with axes, ticks, labels and an optional
-  dashed target line, drawn with PIL.ImageDraw."""
-  from PIL import Image, ImageDraw, ImageFont
-  pts = [(float(x), float(y)) for x, y in zip(xs, ys) if y is not None]
-  w, h = size
-  left, right, top, bottom = 70, 30, 36, 50
-  img = Image.new("RGB", size, "white")
-  draw, font = ImageDraw.Draw(img), ImageFont.load_default()
-  x_step = _nice_step(max([p[0] for p in pts] + [1.0]))
-  y_step = _nice_step(max([p[1] for p in pts] + ([target] if target is not None else []) + [1.0]))
-  x_max = x_step * math.ceil(max([p[0] for p in pts] + [1.0]) / x_step)
-  y_max = y_step * math.ceil(max([p[1] for p in pts] + ([target] if target is not None else []) + [1.0]) / y_step)
-  sx = lambda x: left + (w - left - right) * x / x_max
-  sy = lambda y: h - bottom - (h - top - bottom) * y / y_max
-  # axes box, round-valued ticks and grid lines so values can be read off
-  draw.rectangle([left, top, w - right, h - bottom], outline="black")
-  for i in range(round(x_max / x_step) + 1):
-    draw.line([sx(i * x_step), top, sx(i * x_step), h - bottom], fill=(225, 225, 225))
-    draw.text((sx(i * x_step), h - bottom + 6), _tick_label(i * x_step), fill="black", font=font, anchor="mt")
-  for i in range(round(y_max / y_step) + 1):
-    draw.line([left, sy(i * y_step), w - right, sy(i * y_step)], fill=(225, 225, 225))
-    draw.text((left - 6, sy(i * y_step)), _tick_label(i * y_step), fill="black", font=font, anchor="rm")
-  draw.rectangle([left, top, w - right, h - bottom], outline="black")
-  if target is not None:
-    for x0 in range(left, w - right, 12): draw.line([x0, sy(target), min(x0 + 6, w - right), sy(target)], fill="red")
-  if len(pts) >= 2: draw.line([(sx(x), sy(y)) for x, y in pts], fill=(31, 119, 180), width=2)
-  for x, y in pts: draw.ellipse([sx(x) - 2, sy(y) - 2, sx(x) + 2, sy(y) + 2], fill=(31, 119, 180))
-  draw.text((w / 2, h - 14), xlabel, fill="black", font=font, anchor="mm")
-  draw.text((w / 2, 16), title, fill="black", font=font, anchor="mm")
-  # PIL cannot draw rotated text directly: render the y label on its own strip and rotate that
-  strip = Image.new("RGB", (h - top - bottom, 14), "white")
-  ImageDraw.Draw(strip).text(((h - top - bottom) / 2, 7), ylabel, fill="black", font=font, anchor="mm")
-  img.paste(strip.rotate(90, expand=True), (4, top))
-  img.save(path)
+  try:
+    write_curve_png(os.path.join(out, "curve.png"), *curve, title=title, ylabel=ylabel, target=target)
+  except PlotUnavailable as e:
+    warnings.warn(f"{out}/curve.png not written: {e}", stacklevel=2)
+    return ["policy.safetensors", "history.json"]
+  return ["policy.safetensors", "curve.png", "history.json"]

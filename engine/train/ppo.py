@@ -287,11 +287,13 @@ PROGRESS = (("ep_len", "mean_episode_length", "6.1f"), ("return", "mean_episode_
             ("kl", "approx_kl", ".4f"))
 
 
-def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict, target: float | None = None):
-  """Writes <out>/policy.safetensors, <out>/curve.png (mean episode length) and <out>/history.json."""
-  common.save_run(out, policy, history, meta, ([r["env_steps"] for r in history],
-                  [r["mean_episode_length"] for r in history]), title=f"PPO {meta.get('task', '')}",
-                  ylabel="mean episode length", target=target)
+def save_run(out: str, policy: MLPPolicy, history: list[dict], meta: dict,
+             target: float | None = None) -> list[str]:
+  """Writes <out>/policy.safetensors, <out>/curve.png (mean episode length; skipped with a warning without
+  matplotlib) and <out>/history.json; returns the names written."""
+  return common.save_run(out, policy, history, meta, ([r["env_steps"] for r in history],
+                         [r["mean_episode_length"] for r in history]), title=f"PPO {meta.get('task', '')}",
+                         ylabel="mean episode length", target=target)
 
 
 def main(argv=None):
@@ -326,8 +328,8 @@ def main(argv=None):
   out = args.out or os.path.join("out", f"ppo_{args.task}")
   meta = dict(task=args.task, num_envs=args.num_envs, seed=args.seed, hparams={**DEFAULTS, **hp},
               eval_mean_episode_length=length, eval_mean_episode_return=ret)
-  save_run(out, policy, history, meta, target=args.target_length)
-  print(f"saved {out}/policy.safetensors, curve.png, history.json")
+  written = save_run(out, policy, history, meta, target=args.target_length)
+  print(f"saved {out}/" + ", ".join(written))
 
 
 if __name__ == "__main__":
