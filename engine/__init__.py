@@ -33,6 +33,33 @@ def _register_gymnasium() -> None:
   register_envs()
 
 
+def register_task(name: str, task: type, scene) -> None:
+  """Add a task from your own code: `task` is its class (engine.tasks documents the protocol: observe, reward, ...),
+  `scene` a path to its scene JSON file (or a scene dict). Then make_env(name) builds it and, when gymnasium is
+  installed, gymnasium.make / make_vec("tinyxpbd/<Name>-v0") too (engine.gym.env_id: my_task -> tinyxpbd/MyTask-v0).
+  Raises ValueError (bad or taken name, not a class, a missing method or count), FileNotFoundError (no scene file) or
+  SceneError (an invalid scene), leaving both registries as they were."""
+  from engine import tasks
+  gym_env = _util.find_spec("gymnasium") is not None
+  if gym_env:
+    import gymnasium
+    from engine.gym import env_id, register_env
+    # a duplicate task name is tasks.register_task's error; this is another env holding the id (my__task -> MyTask)
+    if isinstance(name, str) and name not in tasks.TASKS and env_id(name) in gymnasium.registry:
+      raise ValueError(f"register_task({name!r}): Gymnasium already has an env {env_id(name)!r}")
+  tasks.register_task(name, task, scene)
+  if gym_env: register_env(name)
+
+
+def unregister_task(name: str) -> None:
+  """Undo register_task (the shipped tasks stay)."""
+  from engine import tasks
+  tasks.unregister_task(name)
+  if _util.find_spec("gymnasium") is not None:
+    from engine.gym import unregister_env
+    unregister_env(name)
+
+
 _find_dawn()
 _register_gymnasium()
 

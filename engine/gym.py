@@ -5,6 +5,9 @@
   expecting the caller to reset(), as every Gymnasium env does.
 - `make_gymnasium_vector(task, num_envs, **kw)` / `GymnasiumVectorEnv(env)`: the batch as a `gymnasium.vector.VectorEnv`
   with `AutoresetMode.SAME_STEP`, the mode the engine implements, laid out exactly as gymnasium's SyncVectorEnv does.
+- render_mode None or "rgb_array" (the engine's renderer, engine/env_render.py): the single view's render() is its env's
+  frame, the vector view's a tuple of one frame per env, as gymnasium's vector envs and wrappers expect (the engine
+  env's own render() tiles several envs into one image).
 
 gymnasium is an optional extra (`pip install 'tinyxpbd[gym]'`), so it is imported on first use, never when this module
 is imported: the two classes are assembled then from the plain mixins below and gymnasium's base classes, and are
@@ -46,6 +49,22 @@ def _action(action, shape: tuple[int, ...]) -> np.ndarray:
   return a
 
 
+def _render_mode(env, render_mode) -> tuple[str | None, dict]:
+  """The view's render_mode and its metadata's render entries (from the engine env's metadata)."""
+  if render_mode not in (None, "rgb_array"):
+    raise ValueError(f"render_mode: expected None or 'rgb_array', got {render_mode!r}")
+  meta = getattr(env, "metadata", {})
+  if "rgb_array" not in meta.get("render_modes", ()):
+    if render_mode is not None: raise ValueError(f"render_mode={render_mode!r}: this env cannot render")
+    return None, {"render_modes": []}
+  return render_mode, {"render_modes": ["rgb_array"], "render_fps": meta["render_fps"]}
+
+
+def _no_render_mode(gym) -> None:
+  # what gymnasium's own envs do when render() is called on an env made without a render_mode
+  gym.logger.warn("render() without a render_mode: make the env with render_mode='rgb_array'")
+
+
 def _check_options(options) -> None:
   # the engine resets the whole batch from a seed and nothing else; silently dropping e.g. gymnasium's "reset_mask"
   # would be a wrong partial reset, so refuse any option
@@ -59,18 +78,17 @@ class _EnvView:
   reset(seed=None, options=None) -> (obs (obs_dim,) float32, {}).
   step(action (act_dim,)) -> (obs (obs_dim,) float32, reward float, terminated bool, truncated bool, info): when the
   episode ends obs is its final obs and info holds episode_return (float), episode_length (int), nonfinite (bool);
-  call reset() next. The underlying engine env is `engine_env`.
+  call reset() next. render() with render_mode "rgb_array": (height, width, 3) uint8, the state the last obs shows
+  (at an episode's end its final state, not the engine's next episode). The underlying engine env is `engine_env`.
   """
 
   def __init__(self, env, render_mode: str | None = None):
     gym = _gymnasium()
     if env.num_envs != 1: raise ValueError(f"GymnasiumEnv wraps a single env (num_envs=1), got num_envs={env.num_envs}")
-    if render_mode is not None: raise ValueError(f"render_mode={render_mode!r} is not supported (only None)")
     self.engine_env = env
     self.observation_space = _box(gym, env.single_observation_space)
     self.action_space = _box(gym, env.single_action_space)
-    self.metadata = {"render_modes": []}
-    self.render_mode = None
+    self.render_mode, self.metadata = _render_mode(env, render_mode)
     self._started, self._ended = False, False
 
   def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -95,6 +113,11 @@ class _EnvView:
     end = {k: info[k].numpy()[0].item() for k in _FINAL_INFO_KEYS}
     return info["final_obs"].numpy()[0], float(reward.numpy()[0]), term, trunc, end
 
+  def render(self):
+    if self.render_mode is None: return _no_render_mode(_gymnasium())
+    # after terminated / truncated the engine holds its next episode already; the frame shows the one that ended
+    return self.engine_env.render(envs=[0], final=self._ended, tiled=False)[0]
+
   def close(self):
     if hasattr(self.engine_env, "close"): self.engine_env.close()
 
@@ -107,13 +130,15 @@ class _VectorView:
   truncated (N,) bool, infos). A finished env is already reset in obs (its new episode's first obs); when any env
   finished, infos holds, as gymnasium's SyncVectorEnv lays it out for SAME_STEP:
     final_obs: (N,) object array, the finished episode's last obs (obs_dim,) where done, None elsewhere
-    final_info: {episode_return (N,) float32, episode_length (N,) int32, nonfinite (N,) bool, each with its
-                 "_<key>" mask}
+    final_info: {episode_return (N,) float64, episode_length (N,) int64, nonfinite (N,) bool, each with its
+                 "_<key>" mask; 0 / False where not done}
     _final_obs, _final_info: (N,) bool masks = terminated | truncated
-  and is {} otherwise.
+  and is {} otherwise. render() with render_mode "rgb_array": a tuple of N (height, width, 3) uint8 frames of the
+  current states (a finished env shows its next episode's start, as under SyncVectorEnv's SAME_STEP), the layout
+  gymnasium.wrappers.vector.RecordVideo / HumanRendering tile; ~30 ms per env at 320 x 240.
   """
 
-  def __init__(self, env):
+  def __init__(self, env, render_mode: str | None = None):
     gym = _gymnasium()
     from gymnasium.vector.utils import batch_space
     self.engine_env = env
@@ -122,8 +147,8 @@ class _VectorView:
     self.single_action_space = _box(gym, env.single_action_space)
     self.observation_space = batch_space(self.single_observation_space, self.num_envs)
     self.action_space = batch_space(self.single_action_space, self.num_envs)
-    self.metadata = {"render_modes": [], "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
-    self.render_mode = None
+    self.render_mode, self.metadata = _render_mode(env, render_mode)
+    self.metadata["autoreset_mode"] = gym.vector.AutoresetMode.SAME_STEP
 
   def reset(self, *, seed: int | None = None, options: dict | None = None):
     # SyncVectorEnv also takes a list of per-env seeds; the engine draws the batch from one generator, so refuse it
@@ -143,6 +168,10 @@ class _VectorView:
     infos = _final_infos(info, done) if done.any() else {}
     return obs.numpy(), reward.numpy(), term, trunc, infos
 
+  def render(self):
+    if self.render_mode is None: return _no_render_mode(_gymnasium())
+    return tuple(self.engine_env.render(envs=range(self.num_envs), tiled=False))
+
   def close_extras(self, **kwargs):
     if hasattr(self.engine_env, "close"): self.engine_env.close()
 
@@ -153,8 +182,10 @@ def _final_infos(info: dict, done: np.ndarray) -> dict:
   # an object array with a row per finished env, as SyncVectorEnv builds it, so wrappers can replace entries one by one
   final_obs = np.full(done.shape[0], None, dtype=object)
   for i in np.flatnonzero(done): final_obs[i] = final_rows[i]
+  # SyncVectorEnv batches the single view's Python float / int / bool into float64 / int64 / bool arrays
   final_info = {}
-  for k in _FINAL_INFO_KEYS: final_info[k], final_info[f"_{k}"] = info[k].numpy(), done.copy()
+  for k, dtype in zip(_FINAL_INFO_KEYS, (np.float64, np.int64, np.bool_)):
+    final_info[k], final_info[f"_{k}"] = info[k].numpy().astype(dtype), done.copy()
   return {"final_obs": final_obs, "_final_obs": done.copy(), "final_info": final_info, "_final_info": done.copy()}
 
 
@@ -182,16 +213,33 @@ def env_id(task: str) -> str:
 
 
 def register_envs() -> None:
-  """Register every task (engine.tasks) with Gymnasium under env_id(task): gymnasium.make gives the one-env view,
-  gymnasium.make_vec(id, num_envs=N) the engine's own batched env (GymnasiumVectorEnv), not N copies. `import engine`
-  calls this when gymnasium is installed. The engine's envs end their episodes themselves (each task's
-  max_episode_steps), so no TimeLimit is added."""
+  """Register every task (engine.tasks) with Gymnasium under env_id(task) that is not registered yet. `import engine`
+  calls this when gymnasium is installed."""
   gym = _gymnasium()
   from engine.tasks import task_names
   for task in task_names():
-    if env_id(task) in gym.registry: continue
-    gym.register(env_id(task), entry_point=functools.partial(make_gymnasium, task),
-                 vector_entry_point=functools.partial(make_gymnasium_vector, task))
+    if env_id(task) not in gym.registry: register_env(task)
+
+
+def register_env(task: str) -> str:
+  """Register one task with Gymnasium as env_id(task) and return the id: gymnasium.make gives the one-env view,
+  gymnasium.make_vec(id, num_envs=N) the engine's own batched env (GymnasiumVectorEnv), not N copies; both take
+  render_mode and make_env's keywords. The engine's envs end their episodes themselves (each task's
+  max_episode_steps), so no TimeLimit is added. ValueError if the id is taken."""
+  gym = _gymnasium()
+  eid = env_id(task)
+  if eid in gym.registry: raise ValueError(f"Gymnasium already has an env {eid!r}")
+  single = functools.partial(make_gymnasium, task)
+  # gymnasium.make reads the entry point's render modes to add its HumanRendering / RenderCollection wrappers for
+  # render_mode "human" / "rgb_array_list"
+  single.metadata = {"render_modes": ["rgb_array"]}
+  gym.register(eid, entry_point=single, vector_entry_point=functools.partial(make_gymnasium_vector, task))
+  return eid
+
+
+def unregister_env(task: str) -> None:
+  """Remove env_id(task) from Gymnasium's registry (engine.unregister_task)."""
+  _gymnasium().registry.pop(env_id(task), None)
 
 
 def make_gymnasium(task: str, render_mode: str | None = None, **kw):
@@ -201,8 +249,13 @@ def make_gymnasium(task: str, render_mode: str | None = None, **kw):
   return cls(engine.make_env(task, num_envs=1, **kw), render_mode=render_mode)
 
 
-def make_gymnasium_vector(task: str, num_envs: int, **kw):
-  """A `gymnasium.vector.VectorEnv` of `num_envs` envs: engine.make_env(task, num_envs=num_envs, **kw) wrapped."""
+def make_gymnasium_vector(task: str, num_envs: int, render_mode: str | None = None, autoreset_mode=None, **kw):
+  """A `gymnasium.vector.VectorEnv` of `num_envs` envs: engine.make_env(task, num_envs=num_envs, **kw) wrapped.
+  autoreset_mode: None or SAME_STEP (the engine resets a finished env within the step; the others are refused)."""
   import engine
   cls = __getattr__("GymnasiumVectorEnv")
-  return cls(engine.make_env(task, num_envs=num_envs, **kw))
+  same = _gymnasium().vector.AutoresetMode.SAME_STEP
+  if autoreset_mode not in (None, same, same.value):
+    raise ValueError(f"autoreset_mode: tinyxpbd envs reset a finished env within its step ({same}), got "
+                     f"{autoreset_mode!r}")
+  return cls(engine.make_env(task, num_envs=num_envs, **kw), render_mode=render_mode)

@@ -206,12 +206,13 @@ def fd_batch(name: str, scene: str, steps: int, perturb, **inputs) -> float:
 
 # --- envs (tests/test_env.py, tests/test_gym.py: the xdist group "envs") ---
 # An env compiles for its batch size: one size per task, so tests whose checks hold at any size share one compile per
-# worker. cartpole: 4 (test_env's NaN isolation watches 3 untouched envs beside the poisoned one); the others 2.
+# worker. cartpole: 4 (test_env's NaN isolation watches 3 untouched envs beside the poisoned one); the others 1, so
+# tests/test_gym.py's one-env views (check_env needs num_envs=1) and tests/test_task_ant.py share them.
 ENV_BATCH = {"cartpole": 4}
 
 
 def env_batch(task: str) -> int:
-  return ENV_BATCH.get(task, 2)
+  return ENV_BATCH.get(task, 1)
 
 
 @functools.cache

@@ -54,6 +54,16 @@ def test_env_seeding_reproducible(cartpole):
   assert len({tuple(row) for row in a[0]}) == N            # envs start from different states
 
 
+def test_env_reset_continues_stream(cartpole):
+  """reset() without a seed carries on each env's random stream: after the same seeded reset it gives the same new
+  episodes (Gymnasium's reset(seed) determinism), different from the seeded ones."""
+  env = cartpole
+  a = [env.reset(seed=7)[0].numpy(), env.reset()[0].numpy(), env.reset()[0].numpy()]
+  b = [env.reset(seed=7)[0].numpy(), env.reset()[0].numpy(), env.reset()[0].numpy()]
+  for x, y in zip(a, b): np.testing.assert_array_equal(x, y)
+  assert not np.array_equal(a[0], a[1]) and not np.array_equal(a[1], a[2])
+
+
 def test_env_autoreset_and_statistics(cartpole):
   """A constant full push ends every episode (the pole falls back or the cart leaves the track); the step that ends
   it reports the true last obs and the episode's length and return, and the env starts over."""
@@ -76,10 +86,9 @@ def test_env_autoreset_and_statistics(cartpole):
 
 def test_env_truncation():
   env = env_for("pendulum_swingup")
-  assert env.num_envs == 2
   env.reset(seed=0)
   for t in range(env.max_episode_steps):
-    obs, r, term, trunc, info = env.step(np.zeros((2, 1), np.float32))
+    obs, r, term, trunc, info = env.step(np.zeros((env.num_envs, 1), np.float32))
     assert not term.numpy().any()
     assert trunc.numpy().all() == (t == env.max_episode_steps - 1)
   np.testing.assert_array_equal(info["episode_length"].numpy(), env.max_episode_steps)
@@ -116,6 +125,44 @@ def test_env_action_checks(cartpole):
   with pytest.raises(ValueError, match="task: expected one of"): engine.make_env("nope")
   with pytest.raises(ValueError, match="num_envs"): engine.make_env("cartpole", num_envs=0)
   with pytest.raises(ValueError, match="randomize.mass"): engine.make_env("cartpole", randomize={"mass": (0, 1)})
+
+
+def test_env_render(cartpole):
+  """render() draws the envs' states from the scene's camera: by default the first min(N, 4) in a grid, or one frame
+  per env. final=True draws the states the last step ended in, before the auto-reset: the state info["final_obs"]
+  observes (checked through the task's observe on it), which differs from the current state only where done."""
+  env = cartpole
+  assert env.metadata == {"render_modes": ["rgb_array"], "render_fps": 50} and env.render_mode == "rgb_array"
+  env.reset(seed=3)
+  for _ in range(60):
+    obs, r, term, trunc, info = env.step(np.ones((N, 1), np.float32))
+    done = info["done"].numpy()
+    if done.any() and not done.all(): break
+  assert done.any() and not done.all()
+  core = env.core
+  seen = core.task.observe(core.model, env._final, env.state.task).numpy()
+  np.testing.assert_allclose(seen, info["final_obs"].numpy(), rtol=1e-6, atol=1e-6)
+  assert not np.allclose(env._final.numpy()[done], env.state.packed.numpy()[done])
+  np.testing.assert_array_equal(env._final.numpy()[~done], env.state.packed.numpy()[~done])
+  now, final = env.render(tiled=False, envs=range(N)), env.render(tiled=False, envs=range(N), final=True)
+  assert all(f.shape == (240, 320, 3) and f.dtype == np.uint8 for f in now + final)
+  assert [not np.array_equal(a, b) for a, b in zip(now, final)] == done.tolist()
+  assert env.render().shape == (480, 640, 3) and env.render(envs=[2]).shape == (240, 320, 3)
+  with pytest.raises(ValueError, match=r"envs must be indices in \[0, 4\)"): env.render(envs=[4])
+
+
+def test_env_close():
+  """close() drops the env's buffers and compiled step: reset, step and render raise afterwards; closing twice is
+  fine. (A fresh env that never steps: nothing compiles.)"""
+  env = engine.make_env("pendulum_swingup", render_size=(64, 48))
+  env.reset(seed=0)
+  assert env.render().shape == (48, 64, 3)
+  env.close()
+  env.close()
+  assert env.closed
+  for call in (lambda: env.reset(seed=0), lambda: env.step(np.zeros((1, 1), np.float32)), env.render):
+    with pytest.raises(RuntimeError, match="closed"): call()
+  with pytest.raises(ValueError, match="render_size"): engine.make_env("cartpole", render_size=(4, 4))
 
 
 def test_env_actions_clipped(cartpole):

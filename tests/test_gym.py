@@ -1,8 +1,9 @@
-"""Gymnasium adapter (engine/gym.py): Gymnasium's own check_env on the single view, gymnasium 1.x VectorEnv contract and
-SAME_STEP autoreset layout on the vector view, seeding, and the install hint when gymnasium is missing.
+"""Gymnasium adapter (engine/gym.py): Gymnasium's own check_env on the single view of every task (render included),
+gymnasium 1.x VectorEnv contract and SAME_STEP autoreset (step by step against gymnasium's own SyncVectorEnv) on the
+vector view, rendering and close, seeding, registration, and the install hint when gymnasium is missing.
 
-A numpy point mass (FakePointMass) follows docs/env.md exactly and drives most tests; the same checks run on the
-real tasks once engine.make_env exists (skipped until then)."""
+A numpy point mass (FakePointMass) and a counter (FakeCounter) follow docs/env.md exactly and drive the layout tests;
+the same checks run on the real tasks."""
 import functools
 import importlib
 import sys
@@ -16,18 +17,16 @@ from engine.spaces import Box
 from tests.helpers import env_batch, env_for
 
 gym = pytest.importorskip("gymnasium")
-from gymnasium.utils.env_checker import check_env  # noqa: E402
+from gymnasium.utils.env_checker import check_env, check_reset_seed_determinism, data_equivalence  # noqa: E402
 from gymnasium.vector.utils import batch_space  # noqa: E402
 
 REAL_TASKS = ("cartpole", "pendulum_swingup", "reacher", "ant")
-# ant's env compiles for ~50-90 s per batch size on 2 cores and tests/test_task_ant.py already builds it: its
-# check_env runs with `make test-slow`
-TASKS = ["fake"] + [pytest.param(t, marks=[pytest.mark.slow] if t == "ant" else []) for t in REAL_TASKS]
+TASKS = ["fake", *REAL_TASKS]
 # the vector view is the same code for every task: two real tasks (one with a target, one without) keep the suite's
 # compile time down; check_env runs on every task
-VECTOR_TASKS = [t for t in TASKS if not hasattr(t, "values") or t.values[0] in ("cartpole", "reacher")]
-# the real vector envs have tests/test_env.py's batch size (tests.helpers.env_batch) and run in its worker, which has
-# compiled them already
+VECTOR_TASKS = ["fake", "cartpole", "reacher"]
+# the real envs are tests.helpers.env_for's, shared with tests/test_env.py and tests/test_task_ant.py in one worker:
+# one env per task but cartpole (4 there, for test_env's NaN isolation; its one-env view gets its own)
 pytestmark = pytest.mark.xdist_group("envs")
 
 
@@ -84,35 +83,73 @@ class FakePointMass:
     return Tensor(self._s.copy()), Tensor(reward), Tensor(terminated), Tensor(truncated), info
 
 
-def _single(task: str, **kw):
-  return eg.GymnasiumEnv(FakePointMass(1, **kw)) if task == "fake" else _real(task, 1)
+class FakeCounter:
+  """Batched counter per docs/env.md, gymnasium's own SAME_STEP test env (tests/vector/test_autoreset_mode.py) in
+  the engine's contract: obs = steps taken (N, 1), reward = the action, terminated after max_count[i] steps,
+  auto-reset in step. No randomness, so one batch and N single envs can be compared exactly."""
+
+  def __init__(self, max_count):
+    self.num_envs, self.max_count = len(max_count), np.asarray(max_count)
+    self.single_observation_space = Box(np.zeros(1, np.float32), np.full(1, 100.0, np.float32))
+    self.single_action_space = Box(-np.ones(1, np.float32), np.ones(1, np.float32))
+
+  def reset(self, seed: int | None = None):
+    self._count, self._ret = np.zeros(self.num_envs, np.int32), np.zeros(self.num_envs, np.float32)
+    return Tensor(self._count[:, None].astype(np.float32)), {}
+
+  def step(self, action):
+    reward = np.asarray(action, np.float32)[:, 0]
+    self._count, self._ret = self._count + 1, self._ret + reward
+    done, never = self._count == self.max_count, np.zeros(self.num_envs, bool)
+    info = {"final_obs": Tensor(self._count[:, None].astype(np.float32)), "done": Tensor(done),
+            "episode_return": Tensor(np.where(done, self._ret, 0).astype(np.float32)),
+            "episode_length": Tensor(np.where(done, self._count, 0).astype(np.int32)), "nonfinite": Tensor(never)}
+    self._count, self._ret = np.where(done, 0, self._count), np.where(done, 0, self._ret)
+    return Tensor(self._count[:, None].astype(np.float32)), Tensor(reward), Tensor(done), Tensor(never), info
 
 
-def _vector(task: str, num_envs: int, **kw):
-  return eg.GymnasiumVectorEnv(FakePointMass(num_envs, **kw)) if task == "fake" else _real(task, num_envs)
+def _single(task: str, render_mode: str | None = None, **kw):
+  if task == "fake": return eg.GymnasiumEnv(FakePointMass(1, **kw))
+  return eg.GymnasiumEnv(_engine(task, 1), render_mode=render_mode)
+
+
+def _vector(task: str, num_envs: int, render_mode: str | None = None, **kw):
+  if task == "fake": return eg.GymnasiumVectorEnv(FakePointMass(num_envs, **kw))
+  return eg.GymnasiumVectorEnv(_engine(task, num_envs), render_mode=render_mode)
 
 
 @functools.cache
-def _real(task: str, num_envs: int):
-  # built once per module (tests reset with a seed before use), so each real task compiles once; the vector view
-  # wraps tests/test_env.py's env (tests.helpers.env_for: compiled once per worker), and
-  # test_gym_vector_contract checks that make_gymnasium_vector builds the same view
-  if num_envs == 1: return eg.make_gymnasium(task)
-  assert num_envs == env_batch(task), (task, num_envs)
-  return eg.GymnasiumVectorEnv(env_for(task))
+def _engine(task: str, num_envs: int):
+  # the engine envs compile once per worker (tests reset with a seed before use); views over them are cheap.
+  # test_gym_vector_contract and test_gym_registered_on_import check that the factories build the same views
+  if num_envs == env_batch(task): return env_for(task)
+  assert (task, num_envs) == ("cartpole", 1), (task, num_envs)
+  return engine.make_env(task, num_envs=1)
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_gym_check_env(task):
-  env = _single(task)
+  """gymnasium's check_env, its render checks included (render_mode "rgb_array"; the fake cannot render)."""
+  env = _single(task, render_mode=None if task == "fake" else "rgb_array")
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    check_env(env.unwrapped, skip_render_check=True)
-  # the contract's observation bounds are +-inf, which check_env flags as a hint; any other warning is a finding
-  unexpected = [str(w.message) for w in caught if "infinity" not in str(w.message)]
+    check_env(env.unwrapped, skip_render_check=task == "fake")
+  # the contract's observation bounds are +-inf, which check_env flags as a hint, and a view made without
+  # gymnasium.make has no spec to build its other render modes from (there are none); any other warning is a finding
+  unexpected = [str(w.message) for w in caught if "infinity" not in str(w.message)
+                and "not having a spec" not in str(w.message)]
   assert not unexpected, unexpected
+  # with a spec (as gymnasium.make gives) check_env also checks that reset(seed) then reset() repeats; the views here
+  # have none, so run that check itself
+  env.unwrapped.spec = gym.envs.registration.EnvSpec(f"check/{task}-v0")   # nondeterministic=False
+  check_reset_seed_determinism(env)
   assert env.observation_space.dtype == np.float32 and env.action_space.dtype == np.float32
-  assert env.metadata["render_modes"] == [] and env.render_mode is None
+  if task == "fake":
+    assert env.metadata["render_modes"] == [] and env.render_mode is None
+    return
+  assert env.metadata == {"render_modes": ["rgb_array"], "render_fps": round(1 / env.engine_env.core.model.dt)}
+  frame = env.render()
+  assert frame.shape == (240, 320, 3) and frame.dtype == np.uint8 and frame.std() > 0
 
 
 @pytest.mark.parametrize("action, ends", [(1.0, "terminated"), (0.0, "truncated")])
@@ -233,6 +270,120 @@ def test_gym_vector_record_episode_statistics():
     assert np.allclose(infos["episode"]["r"][done], infos["final_info"]["episode_return"][done], rtol=1e-5)
     checked += int(done.sum())
   assert checked >= 4
+
+
+def test_gym_vector_same_step_matches_sync_vector_env():
+  """gymnasium's own definition of SAME_STEP, step by step: the vector view of a counter batch gives exactly what
+  gymnasium.vector.SyncVectorEnv(autoreset_mode=SAME_STEP) gives over one single view per env (gymnasium's
+  tests/vector/test_autoreset_mode.py scenario): obs, terminated, truncated and infos with their layout and dtypes;
+  rewards by value (the view's are float32, SyncVectorEnv's float64)."""
+  max_count = [2, 3, 3]
+  ours = eg.GymnasiumVectorEnv(FakeCounter(max_count))
+  def single(m): return eg.GymnasiumEnv(FakeCounter([m]))
+  sync = gym.vector.SyncVectorEnv([functools.partial(single, m) for m in max_count],
+                                  autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+  assert ours.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"]
+  assert data_equivalence(ours.reset(seed=0), sync.reset(seed=0), exact=True)
+  actions = np.array([[0.5], [-0.25], [1.0]], np.float32)
+  ends = 0
+  for t in range(7):
+    (*a, ra), (*b, rb) = [(o, te, tr, info, r) for o, r, te, tr, info in (ours.step(actions), sync.step(actions))]
+    assert data_equivalence(a, b, exact=True), (t, a, b)
+    assert np.array_equal(ra, rb), (t, ra, rb)
+    ends += int(a[1].sum())
+  assert ends == 7   # env 0 ends at steps 2, 4, 6; envs 1 and 2 at 3 and 6
+
+
+def test_gym_vector_same_step_on_the_engine():
+  """The engine does what the vector view declares (cartpole, a constant full push ends every episode in a few
+  steps): on the step that ends an episode obs[i] is already the next episode's first obs (Gymnasium's
+  U(-0.05, 0.05) start) while final_obs[i] breaks a termination limit, and the very next step counts towards the new
+  episode (no NEXT_STEP-style idle step: its length is the steps since). gymnasium's RecordEpisodeStatistics, which
+  branches on the declared mode, agrees with final_info."""
+  n = env_batch("cartpole")
+  env = gym.wrappers.vector.RecordEpisodeStatistics(_vector("cartpole", n))
+  env.reset(seed=3)
+  length, ends = np.zeros(n, int), 0
+  for _ in range(40):
+    obs, reward, terminated, truncated, infos = env.step(np.ones((n, 1), np.float32))
+    length += 1
+    assert np.all(reward == 1.0)   # cartpole pays 1 for every step, the one that ends an episode included
+    for i in np.flatnonzero(terminated | truncated):
+      final = infos["final_obs"][i]
+      assert terminated[i] and (abs(final[1]) > 0.2 or abs(final[0]) > 2.4), final
+      assert np.all(np.abs(obs[i]) <= 0.05 + 1e-6), obs[i]
+      assert infos["final_info"]["episode_length"][i] == length[i] == infos["episode"]["l"][i]
+      assert infos["final_info"]["episode_return"][i] == length[i] == infos["episode"]["r"][i]
+      length[i], ends = 0, ends + 1
+  assert ends >= 2 * n
+
+
+def test_gym_render_single_shows_the_episode_that_ended():
+  """The single view's frame shows the state its obs shows: on the step that ends an episode, the state it ended in
+  (the engine already holds the next episode: tests/test_env.py checks that state), after reset() the new start."""
+  env = _single("cartpole", render_mode="rgb_array")
+  views = env.engine_env.render
+  env.reset(seed=1)
+  for _ in range(60):
+    *_, terminated, truncated, _ = env.step(np.ones(1, np.float32))
+    if terminated or truncated: break
+    assert np.array_equal(env.render(), views(envs=[0], tiled=False)[0])
+  assert terminated
+  frame = env.render()
+  assert np.array_equal(frame, views(envs=[0], final=True, tiled=False)[0])
+  assert not np.array_equal(frame, views(envs=[0], tiled=False)[0])
+  env.reset()
+  assert np.array_equal(env.render(), views(envs=[0], tiled=False)[0])
+
+
+def test_gym_vector_render_frames():
+  """render_mode "rgb_array": a tuple with one frame per env, the layout gymnasium's vector envs give and its vector
+  RecordVideo / HumanRendering tile; the engine env's own render() tiles the same views into one image. Without a
+  render_mode render() warns and gives None, as gymnasium's envs do."""
+  n = env_batch("cartpole")
+  env = _vector("cartpole", n, render_mode="rgb_array")
+  assert env.metadata["render_modes"] == ["rgb_array"] and env.metadata["render_fps"] == 50
+  env.reset(seed=0)
+  env.step(np.linspace(-1, 1, n, dtype=np.float32)[:, None])
+  frames = env.render()
+  assert isinstance(frames, tuple) and len(frames) == n
+  assert all(f.shape == (240, 320, 3) and f.dtype == np.uint8 for f in frames)
+  assert len({f.tobytes() for f in frames}) == n   # every env its own state
+  grid = env.engine_env.render()                   # the first min(n, 4) envs, 2 x 2
+  assert grid.shape == (480, 640, 3) and n == 4
+  for i, f in enumerate(frames):
+    r, c = divmod(i, 2)   # render_frames closes each tile with a grey line: its last row and column
+    assert np.array_equal(grid[r * 240:(r + 1) * 240 - 1, c * 320:(c + 1) * 320 - 1], f[:-1, :-1]), i
+  with pytest.warns(UserWarning, match="render_mode"): assert _vector("cartpole", n).render() is None
+  with pytest.raises(ValueError, match="cannot render"):
+    eg.GymnasiumVectorEnv(FakePointMass(2), render_mode="rgb_array")
+
+
+def test_gym_make_render_mode_and_close():
+  """gymnasium.make / make_vec pass render_mode (and make_env's render_size) through; "rgb_array_list" gets
+  gymnasium's RenderCollection from the modes the entry point declares. close() closes the engine env and may be
+  called twice. make_vec refuses an autoreset mode other than SAME_STEP. Nothing steps, so nothing compiles."""
+  eid = eg.env_id("pendulum_swingup")
+  env = gym.make(eid, render_mode="rgb_array")
+  env.reset(seed=0)
+  frame = env.render()
+  assert frame.shape == (240, 320, 3) and frame.dtype == np.uint8
+  env.close()
+  env.close()
+  with pytest.raises(RuntimeError, match="closed"): env.unwrapped.engine_env.reset(seed=0)
+  env = gym.make(eid, render_mode="rgb_array_list", render_size=(64, 48))
+  env.reset(seed=0)
+  frames = env.render()
+  assert isinstance(frames, list) and len(frames) == 1 and frames[0].shape == (48, 64, 3)
+  env.close()
+  venv = gym.make_vec(eid, num_envs=2, render_mode="rgb_array")
+  venv.reset(seed=0)
+  assert [f.shape for f in venv.render()] == [(240, 320, 3)] * 2
+  venv.close()
+  venv.close()
+  assert venv.closed and venv.engine_env.closed
+  with pytest.raises(ValueError, match="autoreset_mode"):
+    gym.make_vec(eid, num_envs=2, autoreset_mode=gym.vector.AutoresetMode.NEXT_STEP)
 
 
 @pytest.mark.parametrize("task", VECTOR_TASKS)

@@ -1,26 +1,29 @@
 """The ant task (engine/tasks/ant.py) through engine.make_env: it stands on its knee limits with zero action, survives
-random actions, and its obs and reward are the documented functions of the packed state. One env, compiled once."""
+random actions, and its obs and reward are the documented functions of the packed state. One env, compiled once per
+worker and shared with tests/test_gym.py's check_env (tests.helpers.env_for, the xdist group "envs")."""
 import numpy as np
 import pytest
 import engine
 from engine.tasks.ant import Z_RANGE
+from tests.helpers import env_for
 
 STAND_STEPS = 100   # 2 s of 0.02 s
 RANDOM_STEPS = 50
+pytestmark = pytest.mark.xdist_group("envs")
 
 
 @pytest.fixture(scope="module")
 def env():
-  return engine.make_env("ant", num_envs=2, seed=0)
+  return env_for("ant")
 
 
 @pytest.fixture(scope="module")
 def stand(env):
   """Torso height and xy (STAND_STEPS + 1, 2, ...) and the terminated flags over 2 s of zero action."""
-  obs, _ = env.reset()
+  obs, _ = env.reset(seed=0)
   z, xy, term = [obs.numpy()[:, 0]], [env.state.packed.numpy()[:, 0, 0:2]], []
   for _ in range(STAND_STEPS):
-    obs, _, terminated, _, _ = env.step(np.zeros((2, 8), np.float32))
+    obs, _, terminated, _, _ = env.step(np.zeros((env.num_envs, 8), np.float32))
     z.append(obs.numpy()[:, 0]), xy.append(env.state.packed.numpy()[:, 0, 0:2]), term.append(terminated.numpy())
   return np.array(z), np.array(xy), np.array(term), env.state.packed.numpy()
 
@@ -43,7 +46,7 @@ def test_ant_random_actions_stay_finite(env, stand):
   v_x + 1 - 0.5 |u|^2 of the state the step ended in (healthy envs, clipped actions)."""
   rng = np.random.default_rng(0)
   for _ in range(RANDOM_STEPS):
-    action = rng.uniform(-1.5, 1.5, (2, 8)).astype(np.float32)
+    action = rng.uniform(-1.5, 1.5, (env.num_envs, 8)).astype(np.float32)
     obs, reward, terminated, truncated, info = env.step(action)
     assert not info["nonfinite"].numpy().any()
     assert np.isfinite(obs.numpy()).all()

@@ -30,7 +30,7 @@ from engine import rng
 from engine.env import EnvCore
 from engine.scene import load_scene
 from engine.stepping import jit
-from engine.tasks import SCENES, get_task
+from engine.tasks import scene_of
 from engine.train import common
 from engine.train.common import MLPPolicy, RunningMeanStd, Staging, load_policy, progress_line
 
@@ -83,7 +83,7 @@ class APG:
     self.core = core = EnvCore(task, num_envs, dtype=dtype)
     self.model, self.task, self.B, self.W = core.model, core.task, num_envs, int(window)
     grad_dtype = getattr(dtypes, grad_dtype) if isinstance(grad_dtype, str) else grad_dtype
-    self.gmodel = self.model if grad_dtype == dtype else load_scene(SCENES / get_task(task).scene, dtype=grad_dtype)
+    self.gmodel = self.model if grad_dtype == dtype else load_scene(scene_of(task), dtype=grad_dtype)
     Tensor.realize(*self.gmodel.tensors().values())
     if core.stepper.contacts: raise NotImplementedError(f"{task}: APG here supports scenes without contacts")
     if self.model.nact == 0: raise ValueError(f"{task}: no actuators to control")
@@ -218,7 +218,7 @@ class APG:
       from engine import wgsl
       from kernels.program import check_backward
       wgsl.require_webgpu()
-      model = load_scene(SCENES / get_task(self.task_name).scene, device="WEBGPU")
+      model = load_scene(scene_of(self.task_name), device="WEBGPU")
       check_backward(model)
       wgsl.prepare(model)
       wgsl.prepare_backward()
@@ -310,7 +310,7 @@ def train_apg(task: str, num_envs: int, iterations: int, *, window: int = DEFAUL
     want = dict(task=task, num_envs=num_envs, window=window, dtype=dtype, grad_dtype=grad_dtype,
                 max_grad_norm=float(hp["max_grad_norm"]), noise_std=float(hp["noise_std"]), hidden=tuple(hp["hidden"]),
                 grad_backend=hp["grad_backend"])
-    have = dict(task=apg.task.name, num_envs=apg.B, window=apg.W, dtype=apg.dtype, grad_dtype=apg.grad_dtype,
+    have = dict(task=apg.task_name, num_envs=apg.B, window=apg.W, dtype=apg.dtype, grad_dtype=apg.grad_dtype,
                 max_grad_norm=apg.max_grad_norm, noise_std=apg.noise_std, hidden=apg.policy.hidden,
                 grad_backend=apg.grad_backend)
     if bad := [k for k in want if want[k] != have[k]]:
