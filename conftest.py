@@ -11,14 +11,17 @@ if ROOT not in sys.path: sys.path.insert(0, ROOT)
 
 import engine  # noqa: E402,F401  (points WEBGPU_PATH at dawn-python's Dawn unless it is set: engine/__init__.py)
 
-# The groups that take longest, longest first (cold-cache seconds on 2 cores, `make golden PYTEST_ARGS=--durations=0`
-# 2026-11-23: 156 s down to 40 s), so pytest-xdist hands them out first and no worker runs a long group alone at the
-# end; the rest keep pytest's order. A group is a scene or a shared object (tests marked xdist_group(name) share its
-# compiles on one worker: tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
-HEAVY_FIRST = ("apg_reacher", "envs", "double_pendulum_f64", "contact_grad_f64", "test_verify_stack.py",
-               "test_verify_pile.py", "test_grad_chain.py", "actuators", "test_simulator.py", "pendulum_f64",
-               "test_task_ant.py", "stack10", "test_verify_rest.py", "test_verify_joints.py", "test_parity_wgsl.py",
-               "test_wgsl_bridge.py", "pile", "test_train_ppo.py", "cradle")
+# The groups that take longest, longest first (seconds on 2 cores, clean clone, cold caches, `make test
+# PYTEST_ARGS=--durations=0` 2026-11-26: 131 s down to 22 s; parity_grad with the 1,000-step chain gradient since), so
+# pytest-xdist hands them out first and no worker runs a long group alone at the end; the rest keep pytest's order. A
+# group is a scene or a shared object (tests marked xdist_group(name) share its compiles on one worker:
+# tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
+HEAVY_FIRST = ("envs", "apg_reacher", "parity_grad", "test_verify_muscle.py", "grad_chain", "actuators",
+               "test_verify_pile.py", "double_pendulum_f64", "stack10", "test_grad_muscle.py", "test_verify_stack.py",
+               "test_wgsl_bridge.py", "pendulum_f64", "pile", "contact_grad_f64", "test_grad_chain.py",
+               "test_parity_wgsl_stages.py", "test_verify_joints.py", "test_train_ppo.py",
+               "mjcf_inverted_double_pendulum", "test_simulator.py", "test_broadphase.py", "test_verify_rest.py",
+               "cradle")
 
 
 def _group(item) -> str:

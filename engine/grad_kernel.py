@@ -8,6 +8,13 @@ from oracle.packed import pack_state, unpack_state
 from oracle.types import State
 
 
+# steps per realize in the passes. Each realize walks every live tensor's graph (tinygrad's becomes-map) and the passes
+# keep a checkpoint tensor per step alive, so a realize per step costs steps^2 in the first, uncaptured call of a
+# horizon (later calls replay the capture), while a lazy graph of many steps is slow to schedule. Chain, 1,000 steps,
+# first call, warm shader cache: 98 s with four realizes a step, 40 s with one, 24 s every 10 to 50 steps, 162 s once
+REALIZE_EVERY = 25
+
+
 class KernelRolloutGrad(RolloutGrad):
   """Reverse mode through the WGSL kernel, on the device. The forward runs the horizon's env-steps, one launch each,
   and keeps the packed state before each (13 floats per body per env per step); the backward runs the backward kernel
@@ -34,8 +41,9 @@ class KernelRolloutGrad(RolloutGrad):
     from engine import wgsl
     out = []
     for t in range(self._steps):
-      packed = wgsl.step(self.model, packed, ctrls[0][t] if ctrls else None, 1, self.stepper.damping).realize()
+      packed = wgsl.step(self.model, packed, ctrls[0][t] if ctrls else None, 1, self.stepper.damping)
       out.append(packed)
+      if (t + 1) % REALIZE_EVERY == 0 or t + 1 == self._steps: Tensor.realize(*out[-REALIZE_EVERY:])
     return tuple(out)
 
   def _backward_fn(self, adj: Tensor, *args: Tensor) -> tuple[Tensor, ...]:
@@ -45,11 +53,11 @@ class KernelRolloutGrad(RolloutGrad):
     states, ctrls = args[:self._steps], (args[self._steps] if len(args) > self._steps else None)
     prm, per_step = None, []
     for t in reversed(range(self._steps)):
-      adj, gc, gp = (g.contiguous().realize() for g in
-                     wgsl.step_vjp(self.model, states[t], None if ctrls is None else ctrls[t], adj,
-                                   self.stepper.damping))
-      per_step.append(gc[:, :self.model.nact])
-      prm = gp if prm is None else (prm + gp).realize()
+      adj, gc, gp = (g.contiguous() for g in wgsl.step_vjp(self.model, states[t], None if ctrls is None else ctrls[t],
+                                                             adj, self.stepper.damping))
+      prm = gp if prm is None else prm + gp
+      if ctrls is not None: per_step.append(gc[:, :self.model.nact].contiguous())
+      if t % REALIZE_EVERY == 0: Tensor.realize(adj, prm, *per_step[-REALIZE_EVERY:])
     out = (adj, prm)
     if ctrls is not None: out += (Tensor.stack(*reversed(per_step)).realize(),)
     return out

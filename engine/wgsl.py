@@ -15,6 +15,7 @@ Everything that touches tinygrad's alpha custom-kernel API or its WebGPU runtime
 from __future__ import annotations
 import os
 import warnings
+from collections import OrderedDict
 from functools import lru_cache
 from tinygrad import Device, Tensor, dtypes
 from tinygrad.uop.ops import KernelInfo, Ops, ProgramInfo, UOp
@@ -252,6 +253,24 @@ def tables(model: Model) -> tuple[Tensor, dict[str, int]]:
   return _TABLES[key], consts
 
 
+_TEXTS: OrderedDict = OrderedDict()
+# programs' texts remembered: a Model per env-step (an env's randomised parameters make one) must not grow it
+TEXTS_KEPT = 64
+
+
+def program_text(make, model: Model, *args) -> str:
+  """kernels.program's `make` (source, backward_source) for this Model object and arguments, generated once: a few ms
+  of Python per launch otherwise (chain's backward text 3 ms, its step's 4 ms), paid at every step of an uncaptured
+  rollout. Keyed on the object, which is frozen, and kept with it so that its id is not reused."""
+  key = (id(model), make.__name__, args)
+  hit = _TEXTS.get(key)
+  if hit is None or hit[0] is not model:
+    hit = _TEXTS[key] = (model, make(model, *args))
+    if len(_TEXTS) > TEXTS_KEPT: _TEXTS.popitem(last=False)
+  _TEXTS.move_to_end(key)
+  return hit[1]
+
+
 def check_model(model: Model) -> None:
   """A clear error when the kernel cannot run this model: contacts, float64, a model off the WEBGPU device."""
   check_supported(model)
@@ -275,8 +294,9 @@ def step_scratch(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps
   if ctrl is None or model.nact == 0: ctrl = idle_ctrl(B)
   tab, consts = tables(model)
   lanes = lanes or LANES or default_lanes(model, B, cpu_adapter())
-  return launch(source(model, B, steps, damping, lanes), ENTRY, (B, state_rows(model), 13), packed, params(model), ctrl,
-                tab, threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes, B))
+  return launch(program_text(source, model, B, steps, damping, lanes), ENTRY, (B, state_rows(model), 13), packed,
+                params(model), ctrl, tab, threads=B * lanes, scratch=(B, consts["SCR"]),
+                workgroup=workgroup_size(lanes, B))
 
 
 def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,
@@ -319,7 +339,7 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   if ctrl is None or model.nact == 0: ctrl = idle_ctrl(B)
   if store is None: store = store_mode(model, B, damping)
   tape = tape_layout(model, damping, store)
-  out, _ = launch(backward_source(model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
+  out, _ = launch(program_text(backward_source, model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
                   params(model) if prm is None else prm, ctrl, tables(model)[0], _step_scratch(model, B),
                   gout.reshape(B, state_rows(model), 13), threads=B, scratch=(B, tape["TAPE"]),
                   workgroup=workgroup_size(1, B))
