@@ -8,7 +8,7 @@ leaves the frame.
 from __future__ import annotations
 import math
 import numpy as np
-from engine.render import FOV, _auto_camera, _geom_poses, geom_arrays, render_frames, tendons_of
+from engine.render import FOV, _auto_camera, _geom_poses, geom_arrays, overlays_of, render_frames
 from engine.render_geom import bound_extent
 
 SIZE = (320, 240)   # [px] width, height of one env's view (~30 ms each on one core)
@@ -44,7 +44,9 @@ class EnvRenderer:
 
   def _draw(self, pos, quat, width: int, height: int) -> np.ndarray:
     pos, quat = pos[None], quat[None]   # one frame of a (T, B, nbody, .) trajectory
-    return render_frames(self.geom, pos, quat, width, height, self.camera, tendons_of(self.model, pos, quat))[0]
+    # the joints' strings, links and pins and the tendons, as render_model_frames draws them (with the geom arrays
+    # built once per renderer rather than per frame)
+    return render_frames(self.geom, pos, quat, width, height, self.camera, overlays_of(self.model, pos, quat))[0]
 
 
 def rest_camera(model, geom: dict, width: int, height: int) -> dict:
