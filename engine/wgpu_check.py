@@ -156,18 +156,18 @@ def step_vjp(model: Model, packed: np.ndarray, ctrl: np.ndarray, gout: np.ndarra
   """engine.wgsl.step_vjp on wgpu-py: the backward kernel (kernels.program.backward_source) on B invocations,
   bindings 1 .. 8 the (B, GRAD_W) gradients (NaN first), the state, the parameters, ctrl, the tables, the step's
   scratch (one float where the kernel keeps it private, engine.wgsl._step_scratch), gout (B, NROWS, 13) and the
-  (B, TAPE) tape. Returns (d/d packed (B, NROWS, 13), d/d ctrl (B, max(nact, 1)), d/d the parameter row (B, NPARAM)),
-  float32."""
+  tape (kernels.tape.tape_buffer, likewise). Returns (d/d packed (B, NROWS, 13), d/d ctrl (B, max(nact, 1)), d/d the
+  parameter row (B, NPARAM)), float32."""
   from kernels.lanes import PRIVATE_SCRATCH, workgroup_size
   from kernels.layout import contact_tables, param_layout
   from kernels.program import BACKWARD_ENTRY, backward_source
-  from kernels.tape import tape_layout
+  from kernels.tape import tape_buffer, tape_layout
   B, nrows = packed.shape[0], packed.shape[1]
   tape, scr = tape_layout(model, damping, store), contact_tables(model)[0]["SCR"]
   out = _buffer(np.full((B, tape["GRAD_W"]), np.nan, np.float32))
   bufs = [out, _buffer(packed.astype(np.float32)), _buffer(params.astype(np.float32)), _buffer(ctrl.astype(np.float32)),
           _buffer(tables.astype(np.int32)), _buffer(np.zeros(1 if scr <= PRIVATE_SCRATCH else (B, scr), np.float32)),
-          _buffer(gout.astype(np.float32)), _buffer(np.zeros((B, tape["TAPE"]), np.float32))]
+          _buffer(gout.astype(np.float32)), _buffer(np.zeros(tape_buffer(tape, B), np.float32))]
   _run(backward_source(model, B, damping, store), BACKWARD_ENTRY, 8, -(-B // workgroup_size(1, B)), [bufs])
   g = _read(out, (B, tape["GRAD_W"]))
   nb, nc = nrows * 13, max(model.nact, 1)

@@ -331,7 +331,7 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   like step()."""
   from kernels.layout import param_layout
   from kernels.program import BACKWARD_ENTRY, backward_source
-  from kernels.tape import store_mode, tape_layout
+  from kernels.tape import store_mode, tape_buffer, tape_layout
   B, nb = packed.shape[0], state_rows(model) * 13
   if damping is None:
     from oracle.joint_damping import has_damping
@@ -341,7 +341,7 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   tape = tape_layout(model, damping, store)
   out, _ = launch(program_text(backward_source, model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
                   params(model) if prm is None else prm, ctrl, tables(model)[0], _step_scratch(model, B),
-                  gout.reshape(B, state_rows(model), 13), threads=B, scratch=(B, tape["TAPE"]),
+                  gout.reshape(B, state_rows(model), 13), threads=B, scratch=tape_buffer(tape, B),
                   workgroup=workgroup_size(1, B))
   nc = max(model.nact, 1)
   return (out[:, :nb].reshape(B, state_rows(model), 13), out[:, nb:nb + nc],

@@ -17,7 +17,7 @@ from functools import lru_cache
 from kernels.lanes import PRIVATE_PARAMS, check_lanes, env_buffers, lane_functions, workgroup_size
 from kernels.layout import (Unsupported, check_supported, contact_tables, model_batch, param_layout,
                             state_rows)
-from kernels.tape import tape_layout
+from kernels.tape import tape_declaration, tape_layout
 from oracle import broadphase, contacts, math3, muscle, packed
 from oracle.collide import NARROWPHASE, box, box_box, primitives
 from oracle.constraints import CONSTRAINTS, NLAM
@@ -181,7 +181,8 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
             *(f"const {k} = {v}u;" for k, v in contact_tables(model)[0].items())]
   # the forward's tape hooks (kernels/xpbd_step.wgsl substep) record nothing; the backward's record (tape_layout)
-  hooks = ("fn tape_iteration(it: u32) {}\nfn tape_damping() {}\nfn tape_contact_velocity() {}\n" if tape is None else
+  hooks = ("fn tape_iteration(it: u32) {}\nfn tape_solve(b: u32, dth: vec3<f32>, scale: f32) {}\n"
+           "fn tape_damping() {}\nfn tape_contact_velocity() {}\n" if tape is None else
            "".join(f"const {k}: u32 = {v}u;\n" for k, v in tape.items()))
   return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes) + env_buffers(model, lanes) + hooks
 
@@ -206,7 +207,8 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
                     private_params: bool | None = None) -> str:
   """The backward kernel for `batch` envs of `model`: one env-step's adjoint, entry BACKWARD_ENTRY, one invocation
   per env in workgroups of workgroup_size(1, batch). Its buffers are the step's (outp: the (B, GRAD_W) gradients),
-  then the output gradient (binding 7) and the tape (binding 8: (B, TAPE)); tape_layout(store) gives both widths.
+  then the output gradient (binding 7) and the tape (binding 8: kernels.tape.tape_buffer, unused where the tape is
+  private); tape_layout(store) gives the widths.
   private_params: sum the parameter gradients in private memory (None: where the row has at most PRIVATE_PARAMS)."""
   check_backward(model)
   damping = has_damping(model) if damping is None else damping
@@ -215,7 +217,7 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   body = re.sub(r"^var<env>", "var<private>", kernel_body(), flags=re.M)
   tape = {**tape_layout(model, damping, store), "GPRM_ARR": nparam if private else 1}
   return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) +
-          f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" + body
+          f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" + tape_declaration(tape) + body
           + "\n".join(_read(f) for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj(model))
 
 

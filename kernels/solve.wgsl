@@ -99,6 +99,7 @@ fn solve(h: f32) {
     let scale = RELAXATION / max(COUNTS[b] + touching, 1.0);
     dx = dx * scale;
     dth = dth * scale;
+    tape_solve(b, dth, scale);
     bx[b] = bx[b] + dx;
     bq[b] = add_rotation(bq[b], dth);
     bd[b] = bd[b] + dx;

@@ -7,17 +7,25 @@ from oracle.constraints import NLAM
 from oracle.types import Model
 
 SLOTADJ_W = 14   # a contact slot's adjoint floats on the tape (kernels/adjoint/narrowphase.wgsl SA_*)
+# [floats] the longest tape an invocation keeps in private memory rather than in its env's row of a storage buffer.
+# lavapipe checks the bounds of every storage access lane by lane, and a row per env strides the lanes' accesses by
+# the tape's width (a GPU's loads then do not coalesce), while a private array is indexed here by the substep and
+# iteration alone, the same in every lane. Backward alone, store mode, on lavapipe (min of 7, 20 steps; identical
+# gradients): pendulum x4096 207 -> 141 ms (640 floats), chain x64 65 -> 59 (6,400), drop x64 12.2 -> 9.3 (768)
+PRIVATE_TAPE = 8192
 
 
 def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   """The backward kernel's constants (kernels/adjoint/xpbd_step.wgsl): GRAD_W, the gradient row per env (state
   NROWS x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state
   (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13
-  per body, the joints' multipliers, and from TAPE_CLAM within it the contact slots' lambda_n, lambda_t), then from
+  per body, the joints' multipliers, from TAPE_CLAM within it the contact slots' lambda_n, lambda_t, and from
+  TAPE_SOLVE the iteration's averaged rotation correction and scale per body, 4 floats), then from
   TAPE_DAMP the damping pass's input
   (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), from TAPE_SLOTADJ the contact
   slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from TAPE_SLOTS the contact slots' rows
-  as a substep leaves them (SLOT_W per slot, store mode only). store: keep the iterations', the velocity passes'
+  as a substep leaves them (SLOT_W per slot, store mode only). TAPE_STRIDE: the floats between two envs' rows in the
+  tape's storage buffer, 0 where the tape is private to the invocation (PRIVATE_TAPE). store: keep the iterations', the velocity passes'
   inputs and the slots of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays
   (TAPE_SUBSTEPS = 1)."""
   nb, nlam = 13 * model.nbody, max(model.njoint, 1) * max(NLAM.values())
@@ -25,16 +33,28 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   consts = contact_tables(model)[0]
   nslot = consts["NSLOT"]
   keep = model.substeps if store else 1
-  it = nb + nlam + 2 * nslot
+  it = nb + nlam + 2 * nslot + 4 * model.nbody
   out = dict(GRAD_W=13 * state_rows(model) + max(model.nact, 1) + param_layout(model)[1], TAPE_SUBSTEPS=keep,
              TAPE_STATE_W=start, TAPE_ITER=model.substeps * start, TAPE_ITER_W=it, TAPE_CLAM=nb + nlam,
-             SLOTADJ_W=SLOTADJ_W)
+             TAPE_SOLVE=nb + nlam + 2 * nslot, SLOTADJ_W=SLOTADJ_W)
   out["TAPE_DAMP"] = out["TAPE_ITER"] + keep * model.iterations * it
   out["TAPE_CVEL"] = out["TAPE_DAMP"] + (keep * nb if damping else 0)
   out["TAPE_SLOTADJ"] = out["TAPE_CVEL"] + (keep * nb if nslot else 0)
   out["TAPE_SLOTS"] = out["TAPE_SLOTADJ"] + SLOTADJ_W * nslot
   out["TAPE"] = out["TAPE_SLOTS"] + (keep * nslot * consts["SLOT_W"] if store else 0)
+  out["TAPE_STRIDE"] = 0 if out["TAPE"] <= PRIVATE_TAPE else out["TAPE"]
   return out
+
+
+def tape_declaration(layout: dict[str, int]) -> str:
+  """The WGSL declaration of the tape (kernels/adjoint/xpbd_step.wgsl): private, or binding 8 (B, TAPE_STRIDE)."""
+  if layout["TAPE_STRIDE"] == 0: return "var<private> tape: array<f32, TAPE>;\n"
+  return "@group(0) @binding(8) var<storage, read_write> tape : array<f32>;\n"
+
+
+def tape_buffer(layout: dict[str, int], batch: int) -> tuple[int, int]:
+  """The shape of the tape's storage buffer (binding 8): a float per env where the tape is private (unused)."""
+  return batch, max(layout["TAPE_STRIDE"], 1)
 
 
 STORE_BUDGET = 1 << 28   # bytes: the most tape a backward launch may take in store mode

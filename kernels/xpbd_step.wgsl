@@ -78,7 +78,8 @@ fn body_rot(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return 
 
 // one XPBD substep (oracle/step.py substep), its stages in STAGES order. A barrier after each stage whose results
 // other lanes read, or whose inputs the next stage overwrites (motor_loads reads the poses that integrate moves).
-// tape_iteration, tape_contact_velocity and tape_damping record what the backward kernel replays (kernels/adjoint/xpbd_step.wgsl); the
+// tape_iteration, tape_solve, tape_contact_velocity and tape_damping record what the backward kernel replays
+// (kernels/adjoint/xpbd_step.wgsl); the
 // forward program's are empty (kernels/program.py header)
 fn substep(h: f32) {
   motor_loads();

@@ -4,18 +4,12 @@
 // choice); every joint's and contact's correction came from the iteration's snapshot, so the body's gradient passes
 // through unchanged and each constraint adds its sides' share (a contact also its D and TH's, and its slot's row's).
 
-fn solve_adj(h: f32, lam0: u32) {   // restore_iteration put the snapshot back; lam0: its multipliers on the tape
-  // the forward's corrections: jc, and each live contact slot's with its touching flag (the multipliers after,
-  // which they also write, are unused: the adjoints read the tape's)
-  joint_corrections(h);
-  for (var k = 0u; k < n_live_slots(); k++) { contact(live_slot(k)); }
+fn solve_adj(h: f32, o: u32) {   // restore_iteration put the snapshot back; o: its record on the tape
+  let lam0 = o + 13u * NBODY;   // the multipliers before the iteration
   for (var b = 0u; b < NBODY; b++) {
-    let js = body_sum(b);
-    var cdx = vec3<f32>(0.0);
-    var cdth = vec3<f32>(0.0);
-    let touching = contact_sum(i32(b), &cdx, &cdth, SLOT_TOUCHING);
-    let scale = RELAXATION / max(COUNTS[b] + touching, 1.0);
-    let ar = add_rotation_adj(bq[b], (js[1] + cdth) * scale, adj_q[b]);
+    let c = o + TAPE_SOLVE + 4u * b;   // the body's averaged rotation correction and scale (tape_solve)
+    let scale = tape[c + 3u];
+    let ar = add_rotation_adj(bq[b], t3(c), adj_q[b]);
     adj_q[b] = ar.q;
     adj_cx[b] = (adj_x[b] + adj_d[b]) * scale;
     adj_cth[b] = (adj_th[b] + ar.v) * scale;

@@ -13,10 +13,11 @@
 // Buffers: the step kernel's (outp holds the gradients: per env [state NROWS x 13 | ctrl NCTRL | params NPARAM]),
 // then the output gradient and the tape:
 //   gout  (B, NROWS, 13)  d loss / d (state after the step), oracle/packed.py's layout (the muscles' rows last)
-//   tape  (B, TAPE)       per env, the records below (kernels/tape.py tape_layout gives TAPE and the offsets)
+//   tape  (B, TAPE)       per env, the records below (kernels/tape.py tape_layout gives TAPE and the offsets); or,
+//                         where TAPE_STRIDE is 0, the invocation's private array (kernels/tape.py PRIVATE_TAPE)
 
 @group(0) @binding(7) var<storage, read_write> gout : array<f32>;
-@group(0) @binding(8) var<storage, read_write> tape : array<f32>;
+// tape: declared by kernels/program.py backward_source (kernels/tape.py tape_declaration)
 
 // the adjoint state: d loss / d (each working-state array), per body and joint, and the env's control and parameter
 // gradients, accumulated over the step
@@ -33,8 +34,9 @@ var<private> adj_cth: array<vec3<f32>, NBODY_ARR>;
 var<private> adj_lam: array<f32, NLAM_ARR>;
 var<private> adj_act: array<f32, NMUSCLE_ARR>;  // of the muscles' activations
 var<private> go: u32;         // this env's row of outp, where the control and parameter gradients accumulate
-var<private> tb: u32;        // this env's row of the tape
+var<private> tb: u32;        // this env's row of the tape (0: a private tape)
 var<private> tape_s: u32;    // the substep being recorded
+var<private> tape_it: u32;   // and its iteration
 
 // --- parameter and control gradients, at the forward's offsets (p1, p3, p4q), summed in the env's outp row, or,
 // where the row is short (GPRM_PRIVATE: kernels/lanes.py PRIVATE_PARAMS), in the private gprm, which the entry point
@@ -108,9 +110,12 @@ fn restore_velocities(o: u32) {
   }
 }
 // an iteration's input: the pose, D and TH, the joints' multipliers, and from TAPE_CLAM the live contact slots'
-// (lambda_n, lambda_t) at 2 per slot
+// (lambda_n, lambda_t) at 2 per slot; then from TAPE_SOLVE its result per body: the averaged rotation correction and
+// the scale it was averaged with (tape_solve, from solve), which solve_adj would otherwise recompute from every joint
+// and contact
 fn t_iteration(it: u32) -> u32 { return tb + TAPE_ITER + ((tape_s % TAPE_SUBSTEPS) * ITERATIONS + it) * TAPE_ITER_W; }
 fn tape_iteration(it: u32) {
+  tape_it = it;
   let o = t_iteration(it);
   for (var k = 0u; k < NBODY; k++) {
     let r = o + 13u * k;
@@ -123,7 +128,12 @@ fn tape_iteration(it: u32) {
     tape[o + TAPE_CLAM + 2u * i + 1u] = scr[sl(i) + SLOT_LAMBDA_T];
   }
 }
-fn restore_iteration(it: u32) -> u32 {   // returns where the iteration's multipliers start on the tape
+fn tape_solve(b: u32, dth: vec3<f32>, scale: f32) {
+  let o = t_iteration(tape_it) + TAPE_SOLVE + 4u * b;
+  put3(o, dth);
+  tape[o + 3u] = scale;
+}
+fn restore_iteration(it: u32) -> u32 {   // returns where the iteration's record starts on the tape
   let o = t_iteration(it);
   for (var k = 0u; k < NBODY; k++) {
     let r = o + 13u * k;
@@ -135,7 +145,7 @@ fn restore_iteration(it: u32) -> u32 {   // returns where the iteration's multip
     scr[sl(i) + SLOT_LAMBDA_N] = tape[o + TAPE_CLAM + 2u * i];
     scr[sl(i) + SLOT_LAMBDA_T] = tape[o + TAPE_CLAM + 2u * i + 1u];
   }
-  return o + 13u * NBODY;
+  return o;
 }
 fn t_damping() -> u32 { return tb + TAPE_DAMP + (tape_s % TAPE_SUBSTEPS) * 13u * NBODY; }
 fn tape_damping() { tape_velocities(t_damping()); }
@@ -203,7 +213,7 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
   lane = 0u;
   env_in(e);
   cb = e * NCTRL;
-  tb = e * TAPE;
+  tb = e * TAPE_STRIDE;
   let base = e * NROWS * PACKED_WIDTH;
   load_state(base);
   if (NSLOT > 0u) { broadphase(); }   // the step's candidate pairs, as the forward's (kernels/xpbd_step.wgsl)
