@@ -20,14 +20,13 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   NROWS x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state
   (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13
   per body, the joints' multipliers, from TAPE_CLAM within it the contact slots' lambda_n, lambda_t, and from
-  TAPE_SOLVE the iteration's averaged rotation correction and scale per body, 4 floats), then from
-  TAPE_DAMP the damping pass's input
-  (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), from TAPE_SLOTADJ the contact
-  slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from TAPE_SLOTS the contact slots' rows
-  as a substep leaves them (SLOT_W per slot, store mode only). TAPE_STRIDE: the floats between two envs' rows in the
-  tape's storage buffer, 0 where the tape is private to the invocation (PRIVATE_TAPE). store: keep the iterations', the velocity passes'
-  inputs and the slots of every substep (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays
-  (TAPE_SUBSTEPS = 1)."""
+  TAPE_SOLVE the iteration's averaged rotation correction and scale per body, 4 floats), then from TAPE_DAMP the
+  damping pass's input (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), from
+  TAPE_SLOTADJ the contact slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from
+  TAPE_SLOTS the contact slots' rows as a substep leaves them (SLOT_W per slot, store mode only). TAPE_STRIDE: the
+  floats between two envs' rows in the tape's storage buffer, 0 where the tape is private to the invocation
+  (PRIVATE_TAPE). store: keep the iterations', the velocity passes' inputs and the slots of every substep
+  (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays (TAPE_SUBSTEPS = 1)."""
   nb, nlam = 13 * model.nbody, max(model.njoint, 1) * max(NLAM.values())
   start = nb + packed.nmuscle(model)   # a substep's start: the bodies' state and the activations
   consts = contact_tables(model)[0]
