@@ -20,7 +20,7 @@ RUN = WEBGPU_PATH=$(DAWN_LIB) $(PY)
 help:
 	@echo "make demo    set up, then render the demo scenes to out/ and print env-steps/s"
 	@echo "make test    set up, then run the test suite (PYTEST_ARGS='...' to pass options)"
-	@echo "make test-slow  the long checks (500-step stack10 gradient, contact scenes' gradient parity, ...)"
+	@echo "make test-slow  the long checks (the heavier contact scenes' gradient parity, ...)"
 	@echo "make wheel-smoke  build the wheel, install it in a fresh venv and run it from outside the checkout"
 	@echo "make golden  recompute the float64 references in tests/golden/ (after a change to the physics)"
 	@echo "make golden-update  recompute only the stale or missing ones"
@@ -56,7 +56,7 @@ TEST = $(TESTENV) $(RUN) -m pytest -q -n 2 --dist loadgroup -m "not slow"
 test: $(STAMP)
 	$(TEST) $(PYTEST_ARGS)
 
-# the long checks (the 500-step stack10 gradient, the contact scenes' gradient parity): tens of minutes on 2 cores
+# the long checks (the heavier contact scenes' gradient parity): tens of minutes on 2 cores
 test-slow: $(STAMP)
 	$(TESTENV) $(RUN) -m pytest -q -m slow $(PYTEST_ARGS)
 

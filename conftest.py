@@ -16,7 +16,7 @@ import engine  # noqa: E402,F401  (points WEBGPU_PATH at dawn-python's Dawn unle
 # pytest-xdist hands them out first and no worker runs a long group alone at the end; the rest keep pytest's order. A
 # group is a scene or a shared object (tests marked xdist_group(name) share its compiles on one worker:
 # tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
-HEAVY_FIRST = ("envs", "apg_reacher", "parity_grad", "test_verify_muscle.py", "grad_chain", "actuators",
+HEAVY_FIRST = ("envs", "grad_stack10", "apg_reacher", "parity_grad", "test_verify_muscle.py", "grad_chain", "actuators",
                "test_verify_pile.py", "double_pendulum_f64", "stack10", "test_grad_muscle.py", "test_verify_stack.py",
                "test_wgsl_bridge.py", "pendulum_f64", "pile", "contact_grad_f64", "test_grad_chain.py",
                "test_parity_wgsl_stages.py", "test_verify_joints.py", "test_train_ppo.py",
