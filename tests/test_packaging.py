@@ -13,13 +13,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_packaging_wheel_lists_every_package_and_data_file():
   """The packages are listed in pyproject.toml (the mapped engine.scenes cannot be found by setuptools' find), so a
-  new package or data file must be added there: every folder with an __init__.py under engine/, oracle/, kernels/ is
-  a listed package, and every file in a package's folder that is not Python matches one of its package-data globs."""
+  new package or data file must be added there: every folder under engine/, oracle/, kernels/ with an __init__.py or
+  a data file is a listed package (setuptools warns of a data folder that is not), and every file in a package's
+  folder that is not Python matches one of its package-data globs."""
   tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
   mapped = tool["package-dir"]
   folders = {pkg: ROOT / mapped.get(pkg, pkg.replace(".", "/")) for pkg in tool["packages"]}
   found = {".".join(p.parent.relative_to(ROOT).parts) for top in ("engine", "oracle", "kernels")
-           for p in (ROOT / top).rglob("__init__.py")}
+           for p in (ROOT / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts
+           and (p.name == "__init__.py" or p.suffix not in (".py", ".pyc"))}
   assert set(tool["packages"]) == found | set(mapped), "pyproject.toml [tool.setuptools] packages"
   assert folders["engine.scenes"] == ROOT / "scenes"
   for pkg, folder in folders.items():
