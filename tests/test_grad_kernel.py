@@ -150,6 +150,24 @@ def test_parity_store_replay(scene="double_pendulum"):
     assert rel(a, b) <= 1e-6
 
 
+def test_parity_private_storage_tape(monkeypatch, scene="double_pendulum"):
+  """The tape in the invocation's private memory (kernels/tape.py PRIVATE_TAPE: every scene of the default suite but
+  stack10 in store mode) and in a storage buffer row per env (the rest) hold the same records at the same offsets:
+  the gradients agree as the two tape modes' do (1e-6 relative; measured equal to the bit on pendulum, chain, drop
+  and stack10, 2026-11-26)."""
+  import kernels.tape
+  grads = []
+  for limit in (kernels.tape.PRIVATE_TAPE, 0):
+    monkeypatch.setattr(kernels.tape, "PRIVATE_TAPE", limit)
+    model = engine.load_scene(SCENES / f"{scene}.json", device="WEBGPU")   # a new Model: its own program texts
+    assert (kernels.tape.tape_layout(model, False, True)["TAPE_STRIDE"] == 0) == (limit > 0)
+    p = Tensor(kicked(model, 2), device="WEBGPU")
+    u = Tensor(np.random.default_rng(5).normal(size=p.shape).astype(np.float32), device="WEBGPU")
+    grads.append([t.numpy() for t in wgsl.step_vjp(model, p, None, u, store=True)])
+  for a, b in zip(*grads):
+    assert rel(a, b) <= 1e-6
+
+
 def test_grad_rollout_reuses_its_passes():
   """rollout_grad keeps one KernelRolloutGrad per model, batch and wrt (engine.grad.grader) and its jitted passes per
   horizon: a second call replays them, gives the gradient a fresh grader gives, and leaves the first call's results
