@@ -11,7 +11,9 @@ SLOTADJ_W = 14   # a contact slot's adjoint floats on the tape (kernels/adjoint/
 # lavapipe checks the bounds of every storage access lane by lane, and a row per env strides the lanes' accesses by
 # the tape's width (a GPU's loads then do not coalesce), while a private array is indexed here by the substep and
 # iteration alone, the same in every lane. Backward alone, store mode, on lavapipe (min of 7, 20 steps; identical
-# gradients): pendulum x4096 207 -> 141 ms (640 floats), chain x64 65 -> 59 (6,400), drop x64 12.2 -> 9.3 (768)
+# gradients, 2026-11-26): pendulum x4096 207 -> 141 ms (then 640 floats), chain x64 65 -> 59 (6,400), drop x64
+# 12.2 -> 9.3 (768). On a GPU a private array this long lives in per-thread local memory, which the hardware
+# interleaves across threads (not measured: no device was lent)
 PRIVATE_TAPE = 8192
 
 
