@@ -1,0 +1,276 @@
+"""Joint armature against MuJoCo (issue 19): a measured design for rotor inertia in a joint's coordinate, which the
+engine does not have yet. Gymnasium's MuJoCo models put armature on nearly every joint (ant, hopper, reacher, humanoid:
+1; half_cheetah 0.1; walker2d 0.01; swimmer 0.1; pusher 0.04), often far above the link's own inertia (reacher:
+armature 1 on links of 4e-5 kg m^2), so without it none of them loads (engine/mjcf.py refuses what it cannot carry).
+
+  python bench/study_armature.py                 # the three models, the design and its two ablations (~8 min)
+  python bench/study_armature.py --models reacher_arm --variants design
+
+MuJoCo's armature A adds A to the joint's diagonal entry of the mass matrix: kinetic energy (A/2) qdot^2 in the joint's
+own coordinate q. Maximal coordinates have no body for it. The design measured here ("design") adds, after each Jacobi
+iteration of the oracle's solve, one row per armed hinge, run in sequence (root first):
+- the row moves along q alone: the child's subtree turns rigidly about the joint's axis through its anchor, which
+  changes no other joint's coordinate or constraint, and, where the tree floats (no joint to the world), the whole
+  tree also moves rigidly so that its linear and angular momentum are unchanged (a 6x6 solve with the tree's spatial
+  inertia). I is that motion's inertia (its kinetic energy at unit rate, times 2);
+- the step along it minimises the implicit-Euler objective of the bodies' inertia (I), the armature's
+  (A / 2)(q - q0 - h qdot0)^2 and the motor's work: d = (A (h qdot0 - (q - q0)) + h^2 tau) / (I + A), with q - q0 read
+  from the accumulated rotations TH (oracle/packed.py) and qdot0 at the substep's start;
+- the motor's torque tau on an armed joint enters there, as a generalised force on q, not in integrate;
+- joint damping c is implicit along the same motion with the armature's inertia: dqdot = -c h qdot / (I + A + c h).
+
+Everything else is the oracle's step as it is (float64, CPU; the model converted by engine/mjcf.py with its armature
+zeroed, A read from MuJoCo). Numpy per env, batch 1: a study, not an implementation.
+
+Ablations:
+- "fixed_base": the row never moves the rest of a floating tree (momentum not conserved);
+- "torque_in_integrate": motors load the bodies in integrate as the engine does now, not the row.
+
+Protocol as tests/test_verify_mjcf.py trajectory_errors: MuJoCo's qpos0 with qvel ~ N(0, 0.5) (seed 0), controls a
+slow sinusoid at 2 % of each actuator's range, MuJoCo at a 20 times finer timestep (RK4) as the reference, 1 s.
+Reported: the worst joint angle error (each hinge: the child's orientation relative to its parent's) and the worst
+orientation error of a free body. Results: bench/results_armature.json.
+
+Measured before this design (2026-11-26, with patches to the oracle not kept; the numbers for the record):
+- a row beside the others in the Jacobi solve, compliance 1/A toward q0 + h qdot0: no effect at one iteration (the
+  row sees none of the motion the other rows give q in that iteration, and the next substep's qdot0 absorbs it);
+- the same row after each iteration's average: a cart on a slide with two armed hinges below it 31 deg off (73 with
+  the slide's armature too), 14 deg at 4 iterations; a rotor velocity kept as state instead of qdot0: 5.9 deg, and the
+  reacher arm 178 deg. Such a row moves the child alone, which changes its children's coordinates and breaks the
+  attachments that the other rows then restore. Those runs loaded the motors in integrate, which by itself fails the
+  reacher here ("torque_in_integrate").
+"""
+from __future__ import annotations
+import argparse
+import importlib.metadata
+import json
+import re
+import sys
+import time
+import warnings
+from pathlib import Path
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+FINE = 20   # MuJoCo substeps per env-step in the reference (tests/test_verify_mjcf.py)
+SECONDS = 1.0
+RESULTS = ROOT / "bench" / "results_armature.json"
+
+PENDULUM = """<mujoco model="pendulum_armature">
+  <option timestep="0.004" integrator="RK4"><flag contact="disable"/></option>
+  <worldbody><body name="arm" pos="0 0 2">
+    <joint name="hinge" type="hinge" axis="0 1 0" armature="0.05"/>
+    <geom type="capsule" fromto="0 0 0 0.3 0 -0.5" size="0.05"/>
+  </body></worldbody>
+</mujoco>"""
+FLOATING = """<mujoco model="floating_arm">
+  <option timestep="0.004" integrator="RK4" gravity="0 0 0"><flag contact="disable"/></option>
+  <worldbody><body name="base" pos="0 0 1"><freejoint/><geom type="box" size="0.1 0.08 0.06" mass="1"/>
+    <body name="arm" pos="0.1 0 0">
+      <joint name="shoulder" type="hinge" axis="0 0 1" armature="0.05" damping="0.02"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>
+      <body name="fore" pos="0.3 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0" armature="0.02"/>
+        <geom type="capsule" fromto="0 0 0 0.25 0 0" size="0.035"/>
+      </body>
+    </body>
+  </body></worldbody>
+  <actuator>
+    <motor joint="shoulder" gear="1" ctrlrange="-1 1"/><motor joint="elbow" gear="1" ctrlrange="-1 1"/>
+  </actuator>
+</mujoco>"""
+
+
+def reacher_arm() -> str:
+  """Gymnasium's reacher.xml without its target (two slides on one body, which the engine cannot convert)."""
+  import gymnasium
+  xml = (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "reacher.xml").read_text()
+  return re.sub(r'<body name="target".*?</body>', "", xml, flags=re.S)
+
+
+MODELS = {"pendulum": lambda: PENDULUM, "reacher_arm": reacher_arm, "floating_arm": lambda: FLOATING}
+VARIANTS = ("design", "fixed_base", "torque_in_integrate")
+
+
+class Tree:
+  """The converted scene's joint tree, numpy: each hinge's parent, child, axis and anchor (parent frame), the child's
+  subtree, the bodies of its whole tree and whether that tree floats; the bodies' masses and principal inertias."""
+
+  def __init__(self, model):
+    self.joints = list(zip(model.jnt_parent, model.jnt_child, model.jnt_axis_parent.numpy(),
+                           model.jnt_anchor_parent.numpy()))
+    self.mass, self.inertia = 1.0 / model.body_inv_mass.numpy(), 1.0 / model.body_inv_inertia.numpy()
+    self.sub = [self.subtree(c) for _, c, _, _ in self.joints]
+    roots = [self.root(c) for _, c, _, _ in self.joints]
+    self.tree = [self.subtree(r) for r, _ in roots]
+    self.floats = [f for _, f in roots]
+
+  def subtree(self, b: int) -> list[int]:
+    return [b] + [x for p, c, _, _ in self.joints if p == b for x in self.subtree(c)]
+
+  def root(self, b: int) -> tuple[int, bool]:
+    """(the tree's root body, whether it floats: no joint joins it to the world)."""
+    while True:
+      up = [p for p, c, _, _ in self.joints if c == b]
+      if not up: return b, True
+      if up[0] < 0: return b, False
+      b = up[0]
+
+  def world_inertia(self, P: np.ndarray, b: int) -> np.ndarray:
+    from engine.npquat import quat_to_mat
+    r = quat_to_mat(P[b, 3:7])
+    return r @ np.diag(self.inertia[b]) @ r.T
+
+  def direction(self, P: np.ndarray, j: int, floating: bool):
+    """Joint j's coordinate moving at unit rate: (world axis, {body: (omega, v)}, inertia I of that motion)."""
+    from engine.npquat import quat_to_mat
+    par, _, axis, anchor = self.joints[j]
+    rp = quat_to_mat(P[par, 3:7]) if par >= 0 else np.eye(3)
+    a, p = rp @ axis, (P[par, 0:3] if par >= 0 else np.zeros(3)) + rp @ anchor
+    mot = {b: (a.copy(), np.cross(a, P[b, 0:3] - p)) for b in self.sub[j]}
+    if floating and self.floats[j]:   # the whole tree's rigid motion that cancels the momentum
+      momentum, spatial = np.zeros(6), np.zeros((6, 6))
+      for b in self.tree[j]:
+        x, m, inertia = P[b, 0:3], self.mass[b], self.world_inertia(P, b)
+        cx = np.array([[0, -x[2], x[1]], [x[2], 0, -x[0]], [-x[1], x[0], 0]])
+        spatial += np.block([[inertia - m * cx @ cx, m * cx], [-m * cx, m * np.eye(3)]])
+        if b in mot: momentum += np.concatenate([inertia @ mot[b][0] + m * np.cross(x, mot[b][1]), m * mot[b][1]])
+      rigid = np.linalg.solve(spatial, -momentum)
+      for b in self.tree[j]:
+        w, v = mot.get(b, (np.zeros(3), np.zeros(3)))
+        mot[b] = (w + rigid[:3], v + rigid[3:] + np.cross(rigid[:3], P[b, 0:3]))
+    inertia = sum(w @ self.world_inertia(P, b) @ w + self.mass[b] * v @ v for b, (w, v) in mot.items())
+    return a, mot, inertia
+
+
+def armature_rows(P, tree: Tree, h, goal, arm, tau, floating: bool):
+  """The rows on one env's working state P (nbody, 19), in joint order (root first)."""
+  from engine.npquat import quat_mul
+  for j, (par, chi, _, _) in enumerate(tree.joints):
+    if arm[j] == 0: continue
+    a, mot, inertia = tree.direction(P, j, floating)
+    moved = (P[chi, 16:19] - (P[par, 16:19] if par >= 0 else 0.0)) @ a
+    d = (arm[j] * (goal[j] - moved) + h * h * tau[j]) / (inertia + arm[j])
+    for b, (w, v) in mot.items():
+      P[b, 0:3] += d * v
+      P[b, 13:16] += d * v
+      P[b, 16:19] += d * w
+      n = np.linalg.norm(d * w)
+      if n > 0: P[b, 3:7] = quat_mul(np.array([np.cos(n / 2), *(np.sin(n / 2) * d * w / n)]), P[b, 3:7])
+  return P
+
+
+def damping_rows(P, tree: Tree, h, arm, damping, floating: bool):
+  for j, (par, chi, _, _) in enumerate(tree.joints):
+    if damping[j] == 0: continue
+    a, mot, inertia = tree.direction(P, j, floating)
+    rate = (P[chi, 10:13] - (P[par, 10:13] if par >= 0 else 0.0)) @ a
+    change = -damping[j] * h * rate / (inertia + arm[j] + damping[j] * h)
+    for b, (w, v) in mot.items():
+      P[b, 10:13] += change * w
+      P[b, 7:10] += change * v
+  return P
+
+
+def run(name: str, variant: str) -> dict:
+  import mujoco
+  from tinygrad import Tensor, TinyJit, dtypes
+  import oracle.step as S
+  from engine.mjcf import MJCFWarning, bodies_from_mujoco, compile_mjcf, from_mjcf
+  from engine.npquat import quat_conj, quat_mul
+  from engine.scene import load_scene, load_scene_dict
+  work = Path("/tmp") / f"study_armature_{name}.xml"
+  xml = MODELS[name]()
+  work.write_text(xml)
+  m, d = compile_mjcf(work)
+  stripped = work.with_name(work.stem + "_converted.xml")   # the engine's scene: armature zeroed, damping here
+  stripped.write_text(re.sub(r'armature="[^"]*"', 'armature="0"', xml))
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", MJCFWarning)
+    scene = load_scene_dict(from_mjcf(stripped))
+  for jd in scene["joints"]: jd["damping"] = 0.0
+  if any(j["type"] != "hinge" for j in scene["joints"]): raise SystemExit(f"{name}: hinges only in this study")
+  model = load_scene(scene, dtypes.float64, "CPU")
+  tree = Tree(model)
+  ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j["name"]) for j in scene["joints"]]
+  arm = [float(m.dof_armature[m.jnt_dofadr[k]]) for k in ids]
+  damping = [float(m.dof_damping[m.jnt_dofadr[k]]) for k in ids]
+  d0 = mujoco.MjData(m)
+  mujoco.mj_kinematics(m, d0)
+  d.qvel[:] = np.random.default_rng(0).normal(0.0, 0.5, m.nv)
+  mujoco.mj_forward(m, d)
+  ref = bodies_from_mujoco(scene, m, d, d0)
+  packed = np.concatenate([ref["pos"], ref["quat"], ref["vel"], ref["angvel"]], axis=-1)[None]
+  m.opt.timestep = scene["dt"] / FINE
+  h = scene["dt"] / scene["substeps"]
+  def t64(x): return Tensor(x, dtype=dtypes.float64, device="CPU").realize()
+  @TinyJit
+  def predict(p, c):
+    return S.integrate(model, p, h, *S.motor_loads(model, p, c if model.nact else None, None)).contiguous().realize()
+  @TinyJit
+  def solve(w, c):
+    lam = S.init_lambda(model)
+    for _ in range(model.iterations): w, lam, _ = S.solve(model, w, lam, h, ctrl=c if model.nact else None)
+    return w.realize()
+  @TinyJit
+  def recover(w): return S.recover(w, h).contiguous().realize()
+  index = {b["name"]: i for i, b in enumerate(scene["bodies"])}
+  free = [i for i in range(model.nbody) if i not in model.jnt_child]
+  worst_joint = worst_free = 0.0
+  start = time.perf_counter()
+  for step in range(int(round(SECONDS / scene["dt"]))):
+    ctrl = 0.02 * np.sin(3.0 * np.arange(1, m.nu + 1) * step * scene["dt"]) * m.actuator_ctrlrange[:, 1]
+    d.ctrl[:] = ctrl
+    for _ in range(FINE): mujoco.mj_step(m, d)
+    tau = np.zeros(len(ids))
+    for k in range(m.nu): tau[ids.index(int(m.actuator_trnid[k, 0]))] = m.actuator_gear[k, 0] * ctrl[k]
+    in_integrate = variant == "torque_in_integrate"
+    for _ in range(scene["substeps"]):
+      P0 = packed[0]
+      goal = []
+      for par, chi, _, _ in tree.joints:
+        a, _, _ = tree.direction(P0, len(goal), False)
+        goal.append(h * (P0[chi, 10:13] - (P0[par, 10:13] if par >= 0 else 0.0)) @ a)
+      w = predict(t64(packed), t64(ctrl[None] if in_integrate else 0.0 * ctrl[None])).numpy()
+      w = solve(t64(w), t64(ctrl[None])).numpy()
+      w[0] = armature_rows(w[0].copy(), tree, h, goal, arm, 0.0 * tau if in_integrate else tau,
+                           variant != "fixed_base")
+      w = recover(t64(w)).numpy()
+      w[0] = damping_rows(w[0].copy(), tree, h, arm, damping, variant != "fixed_base")
+      packed = w
+    theirs = bodies_from_mujoco(scene, m, d, d0)["quat"]
+    quat = packed[0][:, 3:7]
+    def angle(qa, qb):
+      return 2.0 * float(np.degrees(np.arcsin(min(1.0, np.linalg.norm(quat_mul(quat_conj(qa), qb)[1:])))))
+    for j in scene["joints"]:
+      c, p = index[j["child"]], index.get(j["parent"])
+      ours = quat[c] if p is None else quat_mul(quat_conj(quat[p]), quat[c])
+      mj = theirs[c] if p is None else quat_mul(quat_conj(theirs[p]), theirs[c])
+      worst_joint = max(worst_joint, angle(ours, mj))
+    for b in free: worst_free = max(worst_free, angle(quat[b], theirs[b]))
+  return {"model": name, "variant": variant, "worst_joint_angle_deg": round(worst_joint, 4),
+          "worst_free_body_orientation_deg": round(worst_free, 4) if free else None,
+          "armature": arm, "substeps": scene["substeps"], "dt": scene["dt"],
+          "seconds": round(time.perf_counter() - start, 1)}
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+  ap.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
+  ap.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+  args = ap.parse_args()
+  rows = []
+  for name in args.models:
+    for variant in args.variants:
+      if variant == "fixed_base" and name != "floating_arm": continue   # the same as the design without a float
+      if variant == "torque_in_integrate" and name == "pendulum": continue   # no motor
+      rows.append(run(name, variant))
+      print(json.dumps(rows[-1]), flush=True)
+  versions = {k: importlib.metadata.version(k) for k in ("mujoco", "tinygrad", "numpy")}
+  RESULTS.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "versions": versions, "rows": rows}, indent=1)
+                     + "\n")
+
+
+if __name__ == "__main__":
+  main()
