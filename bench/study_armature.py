@@ -3,7 +3,7 @@ engine does not have yet. Gymnasium's MuJoCo models put armature on nearly every
 1; half_cheetah 0.1; walker2d 0.01; swimmer 0.1; pusher 0.04), often far above the link's own inertia (reacher:
 armature 1 on links of 4e-5 kg m^2), so without it none of them loads (engine/mjcf.py refuses what it cannot carry).
 
-  python bench/study_armature.py                 # the three models, the design and its two ablations (~8 min)
+  python bench/study_armature.py                 # the four models, the design and its ablations (~30 min)
   python bench/study_armature.py --models reacher_arm --variants design
 
 MuJoCo's armature A adds A to the joint's diagonal entry of the mass matrix: kinetic energy (A/2) qdot^2 in the joint's
@@ -13,23 +13,28 @@ iteration of the oracle's solve, one row per armed hinge, run in sequence (root 
   changes no other joint's coordinate or constraint, and, where the tree floats (no joint to the world), the whole
   tree also moves rigidly so that its linear and angular momentum are unchanged (a 6x6 solve with the tree's spatial
   inertia). I is that motion's inertia (its kinetic energy at unit rate, times 2);
-- the step along it minimises the implicit-Euler objective of the bodies' inertia (I), the armature's
-  (A / 2)(q - q0 - h qdot0)^2 and the motor's work: d = (A (h qdot0 - (q - q0)) + h^2 tau) / (I + A), with q - q0 read
-  from the accumulated rotations TH (oracle/packed.py) and qdot0 at the substep's start;
+- the step along that motion D is its exact line search on the implicit-Euler objective: the bodies' inertia terms
+  (from the poses integrate predicted, x~), the armature's (A / 2)(q - q0 - h qdot0)^2 and the motor's work,
+  d = (A (h qdot0 - (q - q0)) + h^2 tau - <D, x - x~>_M) / (<D, D>_M + A), with q - q0 read from the accumulated
+  rotations TH (oracle/packed.py) and qdot0 at the substep's start;
 - the motor's torque tau on an armed joint enters there, as a generalised force on q, not in integrate;
-- joint damping c is implicit along the same motion with the armature's inertia: dqdot = -c h qdot / (I + A + c h).
+- joint damping c is implicit along the same motion: dqdot = -c h qdot / (<D, D>_M + A + c h).
+
+It matches MuJoCo where the tree is fixed to the world or floats; it fails a tree whose root moves along an unarmed
+joint to the world ("cart_arm", 89 deg): that freedom would need to recoil too (not done).
 
 Everything else is the oracle's step as it is (float64, CPU; the model converted by engine/mjcf.py with its armature
 zeroed, A read from MuJoCo). Numpy per env, batch 1: a study, not an implementation.
 
 Ablations:
 - "fixed_base": the row never moves the rest of a floating tree (momentum not conserved);
-- "torque_in_integrate": motors load the bodies in integrate as the engine does now, not the row.
+- "torque_in_integrate": motors load the bodies in integrate as the engine does now, not the row;
+- "no_gap": the step without its <D, x - x~>_M term.
 
 Protocol as tests/test_verify_mjcf.py trajectory_errors: MuJoCo's qpos0 with qvel ~ N(0, 0.5) (seed 0), controls a
 slow sinusoid at 2 % of each actuator's range, MuJoCo at a 20 times finer timestep (RK4) as the reference, 1 s.
 Reported: the worst joint angle error (each hinge: the child's orientation relative to its parent's) and the worst
-orientation error of a free body. Results: bench/results_armature.json.
+orientation error of a free body. Results: bench/results_armature.json (merged by model and variant).
 
 Measured before this design (2026-11-26, with patches to the oracle not kept; the numbers for the record):
 - a row beside the others in the Jacobi solve, compliance 1/A toward q0 + h qdot0: no effect at one iteration (the
@@ -89,8 +94,25 @@ def reacher_arm() -> str:
   return re.sub(r'<body name="target".*?</body>', "", xml, flags=re.S)
 
 
-MODELS = {"pendulum": lambda: PENDULUM, "reacher_arm": reacher_arm, "floating_arm": lambda: FLOATING}
-VARIANTS = ("design", "fixed_base", "torque_in_integrate")
+CART = """<mujoco model="cart_arm">
+  <option timestep="0.004" integrator="RK4"><flag contact="disable"/></option>
+  <worldbody><body name="cart" pos="0 0 2">
+    <joint name="rail" type="slide" axis="1 0 0" damping="0.3"/>
+    <geom type="box" size="0.1 0.05 0.05" mass="0.2"/>
+    <body name="upper">
+      <joint name="shoulder" type="hinge" axis="0 1 0" armature="0.02" damping="0.05"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 -0.3" size="0.03"/>
+      <body name="lower" pos="0.3 0 -0.3">
+        <joint name="elbow" type="hinge" axis="0 1 0" armature="0.05"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03"/>
+      </body>
+    </body>
+  </body></worldbody>
+  <actuator><motor joint="elbow" gear="2" ctrlrange="-1 1"/><motor joint="rail" gear="5" ctrlrange="-1 1"/></actuator>
+</mujoco>"""
+MODELS = {"pendulum": lambda: PENDULUM, "reacher_arm": reacher_arm, "floating_arm": lambda: FLOATING,
+          "cart_arm": lambda: CART}
+VARIANTS = ("design", "fixed_base", "torque_in_integrate", "no_gap")
 
 
 class Tree:
@@ -144,14 +166,18 @@ class Tree:
     return a, mot, inertia
 
 
-def armature_rows(P, tree: Tree, h, goal, arm, tau, floating: bool):
-  """The rows on one env's working state P (nbody, 19), in joint order (root first)."""
+def armature_rows(P, pred, tree: Tree, h, goal, arm, tau, floating: bool, gap: bool):
+  """The rows on one env's working state P (nbody, 19), in joint order (root first). pred: the state integrate
+  predicted (its D and TH): the bodies' inertia term along the row's motion is measured from it (gap=False: not)."""
   from engine.npquat import quat_mul
   for j, (par, chi, _, _) in enumerate(tree.joints):
     if arm[j] == 0: continue
     a, mot, inertia = tree.direction(P, j, floating)
     moved = (P[chi, 16:19] - (P[par, 16:19] if par >= 0 else 0.0)) @ a
-    d = (arm[j] * (goal[j] - moved) + h * h * tau[j]) / (inertia + arm[j])
+    # <motion, x - x~>_M: how far the other rows have moved the bodies along this motion from their inertial path
+    off = sum(w @ tree.world_inertia(P, b) @ (P[b, 16:19] - pred[b, 16:19])
+              + tree.mass[b] * v @ (P[b, 13:16] - pred[b, 13:16]) for b, (w, v) in mot.items()) if gap else 0.0
+    d = (arm[j] * (goal[j] - moved) + h * h * tau[j] - off) / (inertia + arm[j])
     for b, (w, v) in mot.items():
       P[b, 0:3] += d * v
       P[b, 13:16] += d * v
@@ -189,13 +215,20 @@ def run(name: str, variant: str) -> dict:
   with warnings.catch_warnings():
     warnings.simplefilter("ignore", MJCFWarning)
     scene = load_scene_dict(from_mjcf(stripped))
-  for jd in scene["joints"]: jd["damping"] = 0.0
-  if any(j["type"] != "hinge" for j in scene["joints"]): raise SystemExit(f"{name}: hinges only in this study")
+  for jd in scene["joints"]: jd["damping"] = 0.0   # armed joints' damping acts in damping_rows (set back below)
   model = load_scene(scene, dtypes.float64, "CPU")
   tree = Tree(model)
   ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j["name"]) for j in scene["joints"]]
   arm = [float(m.dof_armature[m.jnt_dofadr[k]]) for k in ids]
+  if any(a and j["type"] != "hinge" for a, j in zip(arm, scene["joints"])):
+    raise SystemExit(f"{name}: armature on hinges only in this study")
   damping = [float(m.dof_damping[m.jnt_dofadr[k]]) for k in ids]
+  for jd, a, c in zip(scene["joints"], arm, damping):   # an unarmed joint keeps the engine's own damping
+    if not a: jd["damping"] = c
+  model = load_scene(scene, dtypes.float64, "CPU")
+  damping = [c if a else 0.0 for a, c in zip(arm, damping)]
+  # the motors of armed joints act in the rows (unless torque_in_integrate), the others in integrate as always
+  armed_motor = np.array([arm[ids.index(int(m.actuator_trnid[k, 0]))] > 0 for k in range(m.nu)], bool)
   d0 = mujoco.MjData(m)
   mujoco.mj_kinematics(m, d0)
   d.qvel[:] = np.random.default_rng(0).normal(0.0, 0.5, m.nv)
@@ -232,10 +265,11 @@ def run(name: str, variant: str) -> dict:
       for par, chi, _, _ in tree.joints:
         a, _, _ = tree.direction(P0, len(goal), False)
         goal.append(h * (P0[chi, 10:13] - (P0[par, 10:13] if par >= 0 else 0.0)) @ a)
-      w = predict(t64(packed), t64(ctrl[None] if in_integrate else 0.0 * ctrl[None])).numpy()
+      w = predict(t64(packed), t64(ctrl[None] if in_integrate else np.where(armed_motor, 0.0, ctrl)[None])).numpy()
+      pred = w[0].copy()
       w = solve(t64(w), t64(ctrl[None])).numpy()
-      w[0] = armature_rows(w[0].copy(), tree, h, goal, arm, 0.0 * tau if in_integrate else tau,
-                           variant != "fixed_base")
+      w[0] = armature_rows(w[0].copy(), pred, tree, h, goal, arm, 0.0 * tau if in_integrate else tau,
+                           variant != "fixed_base", variant != "no_gap")
       w = recover(t64(w)).numpy()
       w[0] = damping_rows(w[0].copy(), tree, h, arm, damping, variant != "fixed_base")
       packed = w
@@ -268,8 +302,12 @@ def main():
       rows.append(run(name, variant))
       print(json.dumps(rows[-1]), flush=True)
   versions = {k: importlib.metadata.version(k) for k in ("mujoco", "tinygrad", "numpy")}
-  RESULTS.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "versions": versions, "rows": rows}, indent=1)
-                     + "\n")
+  for row in rows: row.update(date=time.strftime("%Y-%m-%d"), versions=versions)
+  # merged by (model, variant) with what the file holds, so that a run of some models keeps the others
+  kept = json.loads(RESULTS.read_text())["rows"] if RESULTS.exists() else []
+  new = {(r["model"], r["variant"]) for r in rows}
+  rows = [r for r in kept if (r["model"], r["variant"]) not in new] + rows
+  RESULTS.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
