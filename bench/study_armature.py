@@ -275,18 +275,16 @@ def run(name: str, variant: str) -> dict:
   with warnings.catch_warnings():
     warnings.simplefilter("ignore", MJCFWarning)
     scene = load_scene_dict(from_mjcf(stripped))
-  for jd in scene["joints"]: jd["damping"] = 0.0   # armed joints' damping acts in damping_rows (set back below)
-  model = load_scene(scene, dtypes.float64, "CPU")
-  tree = Tree(model)
   ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j["name"]) for j in scene["joints"]]
   arm = [float(m.dof_armature[m.jnt_dofadr[k]]) for k in ids]
   if any(a and j["type"] != "hinge" for a, j in zip(arm, scene["joints"])):
     raise SystemExit(f"{name}: armature on hinges only in this study")
-  damping = [float(m.dof_damping[m.jnt_dofadr[k]]) for k in ids]
-  for jd, a, c in zip(scene["joints"], arm, damping):   # an unarmed joint keeps the engine's own damping
-    if not a: jd["damping"] = c
+  # an armed joint's damping acts in damping_rows, with its armature; an unarmed one keeps the engine's own
+  damping = [float(m.dof_damping[m.jnt_dofadr[k]]) if a else 0.0 for k, a in zip(ids, arm)]
+  for jd, a in zip(scene["joints"], arm):
+    if a: jd["damping"] = 0.0
   model = load_scene(scene, dtypes.float64, "CPU")
-  damping = [c if a else 0.0 for a, c in zip(arm, damping)]
+  tree = Tree(model)
   tree.arm, tree.recoil = arm, variant == "root_recoil"
   # the motors of armed joints act in the rows (unless torque_in_integrate), the others in integrate as always
   armed_motor = np.array([arm[ids.index(int(m.actuator_trnid[k, 0]))] > 0 for k in range(m.nu)], bool)
