@@ -152,6 +152,21 @@ class Tree:
       if up[0] < 0: return b, False
       b = up[0]
 
+  def inner(self, P: np.ndarray, u: dict, v: dict) -> float:
+    """<u, v>_M of two motions {body: (omega, v)} in the bodies' metric (inertia and mass)."""
+    zero = (np.zeros(3), np.zeros(3))
+    return sum(u[b][0] @ self.world_inertia(P, b) @ v.get(b, zero)[0] + self.mass[b] * u[b][1] @ v.get(b, zero)[1]
+               for b in u)
+
+  def offset(self, P: np.ndarray, pred: np.ndarray, mot: dict) -> float:
+    """<mot, x - x~>_M: how far the other rows have moved the bodies along mot from their inertial path pred."""
+    return self.inner(P, mot, {b: (P[b, 16:19] - pred[b, 16:19], P[b, 13:16] - pred[b, 13:16]) for b in mot})
+
+  def moved(self, P: np.ndarray, j: int, a: np.ndarray) -> float:
+    """Joint j's coordinate change since the substep began, from the accumulated rotations TH."""
+    par, chi, _, _ = self.joints[j]
+    return (P[chi, 16:19] - (P[par, 16:19] if par >= 0 else 0.0)) @ a
+
   def world_inertia(self, P: np.ndarray, b: int) -> np.ndarray:
     from engine.npquat import quat_to_mat
     r = quat_to_mat(P[b, 3:7])
@@ -177,73 +192,55 @@ class Tree:
         mot[b] = (w + rigid[:3], v + rigid[3:] + np.cross(rigid[:3], P[b, 0:3]))
     r = self.root_joint[j]
     if self.recoil and r is not None and r != j and not self.arm[r]:   # the unarmed root joint's freedom recoils
-      rpar, rchi, raxis, ranchor = self.joints[r]
-      e, pr = raxis, ranchor   # the world is the root joint's parent: its frame is the world's
+      _, _, e, pr = self.joints[r]   # the world is the root joint's parent: its frame is the world's
       basis = {b: ((np.zeros(3), e.copy()) if self.kinds[r] == "slide" else (e.copy(), np.cross(e, P[b, 0:3] - pr)))
                for b in self.tree[j]}
-      def inner(u, v):
-        return sum(u[b][0] @ self.world_inertia(P, b) @ v.get(b, (np.zeros(3), np.zeros(3)))[0]
-                   + self.mass[b] * u[b][1] @ v.get(b, (np.zeros(3), np.zeros(3)))[1] for b in u)
-      c = -inner(mot, basis) / inner(basis, basis)
+      c = -self.inner(P, mot, basis) / self.inner(P, basis, basis)
       for b, (w, v) in basis.items():
         w0, v0 = mot.get(b, (np.zeros(3), np.zeros(3)))
         mot[b] = (w0 + c * w, v0 + c * v)
-    inertia = sum(w @ self.world_inertia(P, b) @ w + self.mass[b] * v @ v for b, (w, v) in mot.items())
-    return a, mot, inertia
+    return a, mot, self.inner(P, mot, mot)
+
+
+def move(P, mot: dict, d: float) -> None:
+  """Moves the bodies of P along the motion mot by d (positions, orientations, D and TH)."""
+  from engine.npquat import quat_mul
+  for b, (w, v) in mot.items():
+    P[b, 0:3] += d * v
+    P[b, 13:16] += d * v
+    P[b, 16:19] += d * w
+    n = np.linalg.norm(d * w)
+    if n > 0: P[b, 3:7] = quat_mul(np.array([np.cos(n / 2), *(np.sin(n / 2) * d * w / n)]), P[b, 3:7])
 
 
 def armature_rows(P, pred, tree: Tree, h, goal, arm, tau, floating: bool, gap: bool):
   """The rows on one env's working state P (nbody, 19), in joint order (root first). pred: the state integrate
   predicted (its D and TH): the bodies' inertia term along the row's motion is measured from it (gap=False: not)."""
-  from engine.npquat import quat_mul
-  for j, (par, chi, _, _) in enumerate(tree.joints):
+  for j in range(len(tree.joints)):
     if arm[j] == 0: continue
     a, mot, inertia = tree.direction(P, j, floating)
-    moved = (P[chi, 16:19] - (P[par, 16:19] if par >= 0 else 0.0)) @ a
-    # <motion, x - x~>_M: how far the other rows have moved the bodies along this motion from their inertial path
-    off = sum(w @ tree.world_inertia(P, b) @ (P[b, 16:19] - pred[b, 16:19])
-              + tree.mass[b] * v @ (P[b, 13:16] - pred[b, 13:16]) for b, (w, v) in mot.items()) if gap else 0.0
-    d = (arm[j] * (goal[j] - moved) + h * h * tau[j] - off) / (inertia + arm[j])
-    for b, (w, v) in mot.items():
-      P[b, 0:3] += d * v
-      P[b, 13:16] += d * v
-      P[b, 16:19] += d * w
-      n = np.linalg.norm(d * w)
-      if n > 0: P[b, 3:7] = quat_mul(np.array([np.cos(n / 2), *(np.sin(n / 2) * d * w / n)]), P[b, 3:7])
+    off = tree.offset(P, pred, mot) if gap else 0.0
+    move(P, mot, (arm[j] * (goal[j] - tree.moved(P, j, a)) + h * h * tau[j] - off) / (inertia + arm[j]))
   return P
 
 
 def armature_solve(P, pred, tree: Tree, h, goal, arm, tau, floating: bool):
   """All armed rows at once ("joint" variant): the exact minimiser of the objective over the span of their motions,
   (G + diag(A)) d = rhs with G the motions' Gram matrix in the bodies' metric."""
-  from engine.npquat import quat_mul
   rows = [j for j in range(len(tree.joints)) if arm[j]]
   mots, rhs = [], []
   for j in rows:
-    par, chi, _, _ = tree.joints[j]
     a, mot, _ = tree.direction(P, j, floating)
-    moved = (P[chi, 16:19] - (P[par, 16:19] if par >= 0 else 0.0)) @ a
-    off = sum(w @ tree.world_inertia(P, b) @ (P[b, 16:19] - pred[b, 16:19])
-              + tree.mass[b] * v @ (P[b, 13:16] - pred[b, 13:16]) for b, (w, v) in mot.items())
     mots.append(mot)
-    rhs.append(arm[j] * (goal[j] - moved) + h * h * tau[j] - off)
-  zero = (np.zeros(3), np.zeros(3))
-  def inner(u, v):
-    return sum(u[b][0] @ tree.world_inertia(P, b) @ v.get(b, zero)[0] + tree.mass[b] * u[b][1] @ v.get(b, zero)[1]
-               for b in u)
-  gram = np.array([[inner(u, v) for v in mots] for u in mots])
+    rhs.append(arm[j] * (goal[j] - tree.moved(P, j, a)) + h * h * tau[j] - tree.offset(P, pred, mot))
+  gram = np.array([[tree.inner(P, u, v) for v in mots] for u in mots])
   d = np.linalg.solve(gram + np.diag([arm[j] for j in rows]), np.array(rhs))
   total = {}
   for dk, mot in zip(d, mots):
     for b, (w, v) in mot.items():
-      w0, v0 = total.get(b, zero)
+      w0, v0 = total.get(b, (np.zeros(3), np.zeros(3)))
       total[b] = (w0 + dk * w, v0 + dk * v)
-  for b, (w, v) in total.items():
-    P[b, 0:3] += v
-    P[b, 13:16] += v
-    P[b, 16:19] += w
-    n = np.linalg.norm(w)
-    if n > 0: P[b, 3:7] = quat_mul(np.array([np.cos(n / 2), *(np.sin(n / 2) * w / n)]), P[b, 3:7])
+  move(P, total, 1.0)
   return P
 
 
