@@ -3,46 +3,49 @@ engine does not have yet. Gymnasium's MuJoCo models put armature on nearly every
 1; half_cheetah 0.1; walker2d 0.01; swimmer 0.1; pusher 0.04), often far above the link's own inertia (reacher:
 armature 1 on links of 4e-5 kg m^2), so without it none of them loads (engine/mjcf.py refuses what it cannot carry).
 
-  python bench/study_armature.py                 # every model, the design and its ablations (~50 min)
-  python bench/study_armature.py --models reacher_arm --variants design
+  python bench/study_armature.py                 # every model and variant (~1 h 30 min)
+  python bench/study_armature.py --models reacher_arm --variants joint_all
+  python bench/study_armature.py --models double_arm --variants joint --substeps 39 78 --iterations 4
 
 MuJoCo's armature A adds A to the joint's diagonal entry of the mass matrix: kinetic energy (A/2) qdot^2 in the joint's
-own coordinate q. Maximal coordinates have no body for it. The design measured here ("design") adds, after each Jacobi
-iteration of the oracle's solve, one row per armed hinge, run in sequence (root first):
-- the row moves along q alone: the child's subtree turns rigidly about the joint's axis through its anchor, which
-  changes no other joint's coordinate or constraint, and, where the tree floats (no joint to the world), the whole
-  tree also moves rigidly so that its linear and angular momentum are unchanged (a 6x6 solve with the tree's spatial
-  inertia). I is that motion's inertia (its kinetic energy at unit rate, times 2);
-- the step along that motion D is its exact line search on the implicit-Euler objective: the bodies' inertia terms
-  (from the poses integrate predicted, x~), the armature's (A / 2)(q - q0 - h qdot0)^2 and the motor's work,
-  d = (A (h qdot0 - (q - q0)) + h^2 tau - <D, x - x~>_M) / (<D, D>_M + A), with q - q0 read from the accumulated
-  rotations TH (oracle/packed.py) and qdot0 at the substep's start;
-- the motor's torque tau on an armed joint enters there, as a generalised force on q, not in integrate;
-- joint damping c is implicit along the same motion: dqdot = -c h qdot / (<D, D>_M + A + c h).
+own coordinate q. Maximal coordinates have no body for it. The design that works ("joint_all", docs/mjcf.md
+"Armature"): after the Jacobi iterations of the oracle's solve, one Newton step of the implicit-Euler objective over
+every joint coordinate of the tree:
+- D_j, joint j's coordinate moving at unit rate: the child's subtree turns rigidly about the hinge's axis through its
+  anchor (translates along a slide's), which changes no other joint's coordinate or constraint, and, where the tree
+  floats (no joint to the world), the whole tree also moves rigidly so that its linear and angular momentum are
+  unchanged (a 6x6 solve with the tree's spatial inertia);
+- (G + diag(A + c h)) d = A (h qdot0 - dq) - c h dq + h^2 tau - <D, x - x~>_M with G_ij = <D_i, D_j>_M, the bodies'
+  inertia terms measured from the poses integrate predicted (x~), dq = q - q0 from the accumulated rotations TH
+  (oracle/packed.py; displacements D for a slide), qdot0 at the substep's start, the motor torque tau of an armed
+  joint (not loaded in integrate) and the joint's damping c as the term (c h / 2) dq^2 of the same objective; an
+  unarmed joint enters with A = 0, its motor in integrate; then the bodies move by sum_j d_j D_j.
 
-It matches MuJoCo for one armed link ("pendulum"), where the armature dwarfs the links' inertia ("reacher_arm", which
-is Gymnasium's case) and for a floating two-hinge arm in zero gravity ("floating_arm"). It fails where links of
-inertia comparable to their armature swing coupled under gravity ("double_arm": 57 deg; the links alone, no armature,
-0.66 deg), and on a cart on an unarmed slide ("cart_arm": 89 deg). Unsolved: see "joint" and "root_recoil" below.
+It matches MuJoCo within 0.12 deg on every model here, closer than the engine without armature is (variant
+"unarmed"). Everything else is the oracle's step as it is (float64, CPU; the model converted by engine/mjcf.py with
+its armature zeroed, A read from MuJoCo; the damping of joints outside the rows in the oracle's joint_damping). Numpy
+per env, batch 1: a study, not an implementation.
 
-Everything else is the oracle's step as it is (float64, CPU; the model converted by engine/mjcf.py with its armature
-zeroed, A read from MuJoCo). Numpy per env, batch 1: a study, not an implementation.
-
-Ablations:
+Other variants, each a step towards it:
+- "design": one row per armed hinge in sequence (root first), each the exact line search along its own D,
+  d = (A (h qdot0 - dq) + h^2 tau - <D, x - x~>_M) / (<D, D>_M + A), with armed joints' damping applied after recover
+  along the same D (damping_rows): holds where the armature dwarfs the links' inertia, fails for coupled links;
 - "fixed_base": the row never moves the rest of a floating tree (momentum not conserved);
 - "torque_in_integrate": motors load the bodies in integrate as the engine does now, not the row;
 - "no_gap": the step without its <D, x - x~>_M term;
 - "root_recoil": also the root's unarmed joint to the world (the cart's slide) moves along with D, so that D carries no
   momentum along it (cart_arm only);
-- "joint": every armed row of the env solved at once, the exact minimiser over the span of their motions
-  ((G + diag(A)) d = rhs, G the motions' Gram matrix in the bodies' metric) instead of one after another.
+- "joint": the armed rows solved at once ((G + diag(A)) d = rhs), damping still after recover along each D;
+- "joint_all": every hinge and slide of the tree at once, damping in the objective (the design above);
+- "unarmed": MuJoCo's armature zeroed too and no rows: the engine as it is, the baseline.
+--substeps and --iterations override the converted scene's (rows record them).
 
 Protocol as tests/test_verify_mjcf.py trajectory_errors: MuJoCo's qpos0 with qvel ~ N(0, 0.5) (seed 0), controls a
 slow sinusoid at 2 % of each actuator's range, MuJoCo at a 20 times finer timestep (RK4) as the reference, 1 s.
 Reported: the worst joint angle error (each hinge: the child's orientation relative to its parent's) and the worst
 orientation error of a free body. Results: bench/results_armature.json (merged by model and variant).
 
-Measured before this design (2026-11-26, with patches to the oracle not kept; the numbers for the record):
+Measured before these variants (2026-11-26, with patches to the oracle not kept; the numbers for the record):
 - a row beside the others in the Jacobi solve, compliance 1/A toward q0 + h qdot0: no effect at one iteration (the
   row sees none of the motion the other rows give q in that iteration, and the next substep's qdot0 absorbs it);
 - the same row after each iteration's average: a cart on a slide with two armed hinges below it 31 deg off (73 with
@@ -100,6 +103,18 @@ def reacher_arm() -> str:
   return re.sub(r'<body name="target".*?</body>', "", xml, flags=re.S)
 
 
+def ant_free() -> str:
+  """Gymnasium's ant.xml in free fall: no floor, contacts off, its joints' limits off (its ankles start outside their
+  ranges, which MuJoCo's soft limits and this engine's hard ones resolve differently): a floating tree of eight armed
+  hinges (armature 1 on legs of 1e-4 to 3e-3 kg m^2)."""
+  import gymnasium
+  xml = (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml").read_text()
+  xml = re.sub(r'<geom conaffinity="1"[^>]*name="floor"[^>]*/>', "", xml)
+  xml = xml.replace('<option integrator="RK4" timestep="0.01"/>',
+                    '<option integrator="RK4" timestep="0.01"><flag contact="disable"/></option>')
+  return xml.replace('damping="1" limited="true"/>', 'damping="1" limited="false"/>')
+
+
 CART = """<mujoco model="cart_arm">
   <option timestep="0.004" integrator="RK4"><flag contact="disable"/></option>
   <worldbody><body name="cart" pos="0 0 2">
@@ -120,8 +135,8 @@ CART = """<mujoco model="cart_arm">
 DOUBLE = re.sub(r'<joint name="rail"[^>]*/>\s*<geom type="box"[^>]*/>', "", CART).replace(
   '<motor joint="rail" gear="5" ctrlrange="-1 1"/>', "").replace("cart_arm", "double_arm")
 MODELS = {"pendulum": lambda: PENDULUM, "reacher_arm": reacher_arm, "floating_arm": lambda: FLOATING,
-          "cart_arm": lambda: CART, "double_arm": lambda: DOUBLE}
-VARIANTS = ("design", "fixed_base", "torque_in_integrate", "no_gap", "root_recoil", "joint")
+          "cart_arm": lambda: CART, "double_arm": lambda: DOUBLE, "ant_free": ant_free}
+VARIANTS = ("design", "fixed_base", "torque_in_integrate", "no_gap", "root_recoil", "joint", "joint_all", "unarmed")
 
 
 class Tree:
@@ -163,9 +178,11 @@ class Tree:
     return self.inner(P, mot, {b: (P[b, 16:19] - pred[b, 16:19], P[b, 13:16] - pred[b, 13:16]) for b in mot})
 
   def moved(self, P: np.ndarray, j: int, a: np.ndarray) -> float:
-    """Joint j's coordinate change since the substep began, from the accumulated rotations TH."""
+    """Joint j's coordinate change since the substep began, from the accumulated rotations TH (a slide's: from the
+    accumulated displacements D)."""
     par, chi, _, _ = self.joints[j]
-    return (P[chi, 16:19] - (P[par, 16:19] if par >= 0 else 0.0)) @ a
+    c = slice(13, 16) if self.kinds[j] == "slide" else slice(16, 19)
+    return (P[chi, c] - (P[par, c] if par >= 0 else 0.0)) @ a
 
   def world_inertia(self, P: np.ndarray, b: int) -> np.ndarray:
     from engine.npquat import quat_to_mat
@@ -178,7 +195,8 @@ class Tree:
     par, _, axis, anchor = self.joints[j]
     rp = quat_to_mat(P[par, 3:7]) if par >= 0 else np.eye(3)
     a, p = rp @ axis, (P[par, 0:3] if par >= 0 else np.zeros(3)) + rp @ anchor
-    mot = {b: (a.copy(), np.cross(a, P[b, 0:3] - p)) for b in self.sub[j]}
+    if self.kinds[j] == "slide": mot = {b: (np.zeros(3), a.copy()) for b in self.sub[j]}   # the subtree translates
+    else: mot = {b: (a.copy(), np.cross(a, P[b, 0:3] - p)) for b in self.sub[j]}
     if floating and self.floats[j]:   # the whole tree's rigid motion that cancels the momentum
       momentum, spatial = np.zeros(6), np.zeros((6, 6))
       for b in self.tree[j]:
@@ -224,17 +242,24 @@ def armature_rows(P, pred, tree: Tree, h, goal, arm, tau, floating: bool, gap: b
   return P
 
 
-def armature_solve(P, pred, tree: Tree, h, goal, arm, tau, floating: bool):
+def armature_solve(P, pred, tree: Tree, h, goal, arm, tau, floating: bool, every: bool = False, damping=None):
   """All armed rows at once ("joint" variant): the exact minimiser of the objective over the span of their motions,
-  (G + diag(A)) d = rhs with G the motions' Gram matrix in the bodies' metric."""
-  rows = [j for j in range(len(tree.joints)) if arm[j]]
+  (G + diag(A)) d = rhs with G the motions' Gram matrix in the bodies' metric. every: the rows of every hinge and
+  slide, armed or not (A = 0, their motors in integrate), a Newton step over all the tree's joint coordinates
+  ("joint_all"). damping: the armed joints' damping c as a term of the same objective, (c h / 2)(q - q0)^2 (implicit
+  Euler's damping force -c (q - q0) / h), instead of damping_rows after recover."""
+  cdamp = [0.0] * len(tree.joints) if damping is None else damping
+  rows = [j for j in range(len(tree.joints)) if arm[j] or (every and tree.kinds[j] in ("hinge", "slide"))]
   mots, rhs = [], []
   for j in rows:
     a, mot, _ = tree.direction(P, j, floating)
     mots.append(mot)
-    rhs.append(arm[j] * (goal[j] - tree.moved(P, j, a)) + h * h * tau[j] - tree.offset(P, pred, mot))
+    # an unarmed joint's motor loads the bodies in integrate, so it adds no torque here
+    q = tree.moved(P, j, a)
+    rhs.append(arm[j] * (goal[j] - q) - cdamp[j] * h * q + (h * h * tau[j] if arm[j] else 0.0)
+               - tree.offset(P, pred, mot))
   gram = np.array([[tree.inner(P, u, v) for v in mots] for u in mots])
-  d = np.linalg.solve(gram + np.diag([arm[j] for j in rows]), np.array(rhs))
+  d = np.linalg.solve(gram + np.diag([arm[j] + cdamp[j] * h for j in rows]), np.array(rhs))
   total = {}
   for dk, mot in zip(d, mots):
     for b, (w, v) in mot.items():
@@ -256,7 +281,8 @@ def damping_rows(P, tree: Tree, h, arm, damping, floating: bool):
   return P
 
 
-def run(name: str, variant: str) -> dict:
+def run(name: str, variant: str, substeps: int | None = None, iterations: int | None = None) -> dict:
+  """One model and variant; substeps, iterations: override the converted scene's (engine/mjcf.py MAX_SUBSTEP)."""
   import mujoco
   from tinygrad import Tensor, TinyJit, dtypes
   import oracle.step as S
@@ -273,13 +299,18 @@ def run(name: str, variant: str) -> dict:
     warnings.simplefilter("ignore", MJCFWarning)
     scene = load_scene_dict(from_mjcf(stripped))
   ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j["name"]) for j in scene["joints"]]
+  if variant == "unarmed": m.dof_armature[:] = 0.0   # the baseline: MuJoCo without armature, the engine as it is
   arm = [float(m.dof_armature[m.jnt_dofadr[k]]) for k in ids]
   if any(a and j["type"] != "hinge" for a, j in zip(arm, scene["joints"])):
     raise SystemExit(f"{name}: armature on hinges only in this study")
-  # an armed joint's damping acts in damping_rows, with its armature; an unarmed one keeps the engine's own
-  damping = [float(m.dof_damping[m.jnt_dofadr[k]]) if a else 0.0 for k, a in zip(ids, arm)]
-  for jd, a in zip(scene["joints"], arm):
-    if a: jd["damping"] = 0.0
+  # an armed joint's damping acts in damping_rows, with its armature (in "joint_all": every joint's, in the solve);
+  # the others keep the engine's own (oracle/joint_damping.py)
+  here = [bool(a) or variant == "joint_all" for a in arm]
+  damping = [float(m.dof_damping[m.jnt_dofadr[k]]) if t else 0.0 for k, t in zip(ids, here)]
+  for jd, t in zip(scene["joints"], here):
+    if t: jd["damping"] = 0.0
+  if substeps: scene["substeps"] = substeps
+  if iterations: scene["iterations"] = iterations
   model = load_scene(scene, dtypes.float64, "CPU")
   tree = Tree(model)
   tree.arm, tree.recoil = arm, variant == "root_recoil"
@@ -302,8 +333,12 @@ def run(name: str, variant: str) -> dict:
     lam = S.init_lambda(model)
     for _ in range(model.iterations): w, lam, _ = S.solve(model, w, lam, h, ctrl=c if model.nact else None)
     return w.realize()
+  damped = S.has_damping(model)
   @TinyJit
-  def recover(w): return S.recover(w, h).contiguous().realize()
+  def recover(w, c):   # and the engine's own damping of the joints whose damping stayed in the scene (unarmed)
+    w = S.recover(w, h)
+    if damped: w = S.joint_damping(model, w, h, c if model.nact else None)
+    return w.contiguous().realize()
   index = {b["name"]: i for i, b in enumerate(scene["bodies"])}
   free = [i for i in range(model.nbody) if i not in model.jnt_child]
   worst_joint = worst_free = 0.0
@@ -318,17 +353,20 @@ def run(name: str, variant: str) -> dict:
     for _ in range(scene["substeps"]):
       P0 = packed[0]
       goal = []
-      for par, chi, _, _ in tree.joints:
+      for par, chi, _, _ in tree.joints:   # h qdot0 (a slide's from the linear velocities)
+        c = slice(7, 10) if tree.kinds[len(goal)] == "slide" else slice(10, 13)
         a, _, _ = tree.direction(P0, len(goal), False)
-        goal.append(h * (P0[chi, 10:13] - (P0[par, 10:13] if par >= 0 else 0.0)) @ a)
+        goal.append(h * (P0[chi, c] - (P0[par, c] if par >= 0 else 0.0)) @ a)
       w = predict(t64(packed), t64(ctrl[None] if in_integrate else np.where(armed_motor, 0.0, ctrl)[None])).numpy()
       pred = w[0].copy()
       w = solve(t64(w), t64(ctrl[None])).numpy()
-      if variant == "joint": w[0] = armature_solve(w[0].copy(), pred, tree, h, goal, arm, tau, True)
+      if variant in ("joint", "joint_all"):
+        w[0] = armature_solve(w[0].copy(), pred, tree, h, goal, arm, tau, True, variant == "joint_all",
+                              damping if variant == "joint_all" else None)
       else: w[0] = armature_rows(w[0].copy(), pred, tree, h, goal, arm, 0.0 * tau if in_integrate else tau,
                                  variant != "fixed_base", variant != "no_gap")
-      w = recover(t64(w)).numpy()
-      w[0] = damping_rows(w[0].copy(), tree, h, arm, damping, variant != "fixed_base")
+      w = recover(t64(w), t64(ctrl[None])).numpy()
+      if variant != "joint_all": w[0] = damping_rows(w[0].copy(), tree, h, arm, damping, variant != "fixed_base")
       packed = w
     theirs = bodies_from_mujoco(scene, m, d, d0)["quat"]
     quat = packed[0][:, 3:7]
@@ -342,7 +380,7 @@ def run(name: str, variant: str) -> dict:
     for b in free: worst_free = max(worst_free, angle(quat[b], theirs[b]))
   return {"model": name, "variant": variant, "worst_joint_angle_deg": round(worst_joint, 4),
           "worst_free_body_orientation_deg": round(worst_free, 4) if free else None,
-          "armature": arm, "substeps": scene["substeps"], "dt": scene["dt"],
+          "armature": arm, "substeps": scene["substeps"], "iterations": scene["iterations"], "dt": scene["dt"],
           "seconds": round(time.perf_counter() - start, 1)}
 
 
@@ -350,6 +388,9 @@ def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
   ap.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
   ap.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+  ap.add_argument("--substeps", type=int, nargs="+", default=[0],
+                  help="substeps per env-step (0: the converted scene's, from engine/mjcf.py MAX_SUBSTEP)")
+  ap.add_argument("--iterations", type=int, default=0, help="Jacobi iterations per substep (0: the scene's)")
   args = ap.parse_args()
   rows = []
   for name in args.models:
@@ -357,14 +398,16 @@ def main():
       if variant == "fixed_base" and name != "floating_arm": continue   # the same as the design without a float
       if variant == "torque_in_integrate" and name == "pendulum": continue   # no motor
       if variant == "root_recoil" and name != "cart_arm": continue   # the only tree with an unarmed root joint
-      rows.append(run(name, variant))
-      print(json.dumps(rows[-1]), flush=True)
+      for sub in args.substeps:
+        rows.append(run(name, variant, sub, args.iterations))
+        print(json.dumps(rows[-1]), flush=True)
   versions = {k: importlib.metadata.version(k) for k in ("mujoco", "tinygrad", "numpy")}
   for row in rows: row.update(date=time.strftime("%Y-%m-%d"), versions=versions)
-  # merged by (model, variant) with what the file holds, so that a run of some models keeps the others
+  # merged by (model, variant, substeps, iterations) with what the file holds, so that a run of some keeps the others
+  def key(r): return r["model"], r["variant"], r["substeps"], r.get("iterations", 1)
   kept = json.loads(RESULTS.read_text())["rows"] if RESULTS.exists() else []
-  new = {(r["model"], r["variant"]) for r in rows}
-  rows = [r for r in kept if (r["model"], r["variant"]) not in new] + rows
+  new = {key(r) for r in rows}
+  rows = [r for r in kept if key(r) not in new] + rows
   RESULTS.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
 
 

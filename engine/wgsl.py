@@ -111,8 +111,10 @@ def known_miscompile() -> str | None:
 # per (program text, entry point, storage buffers): the shader module, and its bind group layout, pipeline layout and
 # compute pipeline. tinygrad makes a new WebGPUProgram for the same text whenever its own caches miss (a kernel
 # launched outside a TinyJit, a second Simulator of one scene and batch, a test's fresh capture), and each would parse
-# the text again (Tint: 0.2-0.6 s for a backward program) and build its pipeline again: lavapipe compiles the shader
-# with LLVM at every pipeline creation, a Mesa disk-cache hit included (chain's backward ~20 s, stack10's minutes).
+# the text again (Tint: 0.2-0.6 s for a backward program) and build its pipeline again: lavapipe runs its NIR passes
+# at every pipeline creation, and LLVM too unless Mesa's disk cache has the shader (backward programs' first
+# step_vjp in a new process, GALLIVM_PERF=nopt, 2026-11-26: stack10 x1 62 s with the cache off, 2.7 s on a hit;
+# cradle x2 44 s and 5.3 s; chain x1 12 s either way).
 _MODULES: dict = {}
 _PIPELINES: dict = {}
 
