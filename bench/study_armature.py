@@ -177,12 +177,28 @@ class Tree:
     """<mot, x - x~>_M: how far the other rows have moved the bodies along mot from their inertial path pred."""
     return self.inner(P, mot, {b: (P[b, 16:19] - pred[b, 16:19], P[b, 13:16] - pred[b, 13:16]) for b in mot})
 
+  def relative(self, P: np.ndarray, j: int, a: np.ndarray, linear: slice, angular: slice) -> float:
+    """Joint j's child minus parent (the world: zero) along the axis a, of P's columns `angular` for a hinge or
+    `linear` for a slide."""
+    par, chi, _, _ = self.joints[j]
+    c = linear if self.kinds[j] == "slide" else angular
+    return (P[chi, c] - (P[par, c] if par >= 0 else 0.0)) @ a
+
   def moved(self, P: np.ndarray, j: int, a: np.ndarray) -> float:
     """Joint j's coordinate change since the substep began, from the accumulated rotations TH (a slide's: from the
     accumulated displacements D)."""
-    par, chi, _, _ = self.joints[j]
-    c = slice(13, 16) if self.kinds[j] == "slide" else slice(16, 19)
-    return (P[chi, c] - (P[par, c] if par >= 0 else 0.0)) @ a
+    return self.relative(P, j, a, slice(13, 16), slice(16, 19))
+
+  def rate(self, P: np.ndarray, j: int, a: np.ndarray) -> float:
+    """Joint j's coordinate rate qdot from the bodies' velocities."""
+    return self.relative(P, j, a, slice(7, 10), slice(10, 13))
+
+  def axis(self, P: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """Joint j's (axis, anchor) in the world at the poses P."""
+    from engine.npquat import quat_to_mat
+    par, _, axis, anchor = self.joints[j]
+    rp = quat_to_mat(P[par, 3:7]) if par >= 0 else np.eye(3)
+    return rp @ axis, (P[par, 0:3] if par >= 0 else np.zeros(3)) + rp @ anchor
 
   def world_inertia(self, P: np.ndarray, b: int) -> np.ndarray:
     from engine.npquat import quat_to_mat
@@ -191,10 +207,7 @@ class Tree:
 
   def direction(self, P: np.ndarray, j: int, floating: bool):
     """Joint j's coordinate moving at unit rate: (world axis, {body: (omega, v)}, inertia I of that motion)."""
-    from engine.npquat import quat_to_mat
-    par, _, axis, anchor = self.joints[j]
-    rp = quat_to_mat(P[par, 3:7]) if par >= 0 else np.eye(3)
-    a, p = rp @ axis, (P[par, 0:3] if par >= 0 else np.zeros(3)) + rp @ anchor
+    a, p = self.axis(P, j)
     if self.kinds[j] == "slide": mot = {b: (np.zeros(3), a.copy()) for b in self.sub[j]}   # the subtree translates
     else: mot = {b: (a.copy(), np.cross(a, P[b, 0:3] - p)) for b in self.sub[j]}
     if floating and self.floats[j]:   # the whole tree's rigid motion that cancels the momentum
@@ -270,11 +283,10 @@ def armature_solve(P, pred, tree: Tree, h, goal, arm, tau, floating: bool, every
 
 
 def damping_rows(P, tree: Tree, h, arm, damping, floating: bool):
-  for j, (par, chi, _, _) in enumerate(tree.joints):
+  for j in range(len(tree.joints)):
     if damping[j] == 0: continue
     a, mot, inertia = tree.direction(P, j, floating)
-    rate = (P[chi, 10:13] - (P[par, 10:13] if par >= 0 else 0.0)) @ a
-    change = -damping[j] * h * rate / (inertia + arm[j] + damping[j] * h)
+    change = -damping[j] * h * tree.rate(P, j, a) / (inertia + arm[j] + damping[j] * h)
     for b, (w, v) in mot.items():
       P[b, 10:13] += change * w
       P[b, 7:10] += change * v
@@ -352,11 +364,7 @@ def run(name: str, variant: str, substeps: int | None = None, iterations: int | 
     in_integrate = variant == "torque_in_integrate"
     for _ in range(scene["substeps"]):
       P0 = packed[0]
-      goal = []
-      for par, chi, _, _ in tree.joints:   # h qdot0 (a slide's from the linear velocities)
-        c = slice(7, 10) if tree.kinds[len(goal)] == "slide" else slice(10, 13)
-        a, _, _ = tree.direction(P0, len(goal), False)
-        goal.append(h * (P0[chi, c] - (P0[par, c] if par >= 0 else 0.0)) @ a)
+      goal = [h * tree.rate(P0, j, tree.axis(P0, j)[0]) for j in range(len(tree.joints))]   # h qdot0
       w = predict(t64(packed), t64(ctrl[None] if in_integrate else np.where(armed_motor, 0.0, ctrl)[None])).numpy()
       pred = w[0].copy()
       w = solve(t64(w), t64(ctrl[None])).numpy()
@@ -404,7 +412,7 @@ def main():
   versions = {k: importlib.metadata.version(k) for k in ("mujoco", "tinygrad", "numpy")}
   for row in rows: row.update(date=time.strftime("%Y-%m-%d"), versions=versions)
   # merged by (model, variant, substeps, iterations) with what the file holds, so that a run of some keeps the others
-  def key(r): return r["model"], r["variant"], r["substeps"], r.get("iterations", 1)
+  def key(r): return r["model"], r["variant"], r["substeps"], r["iterations"]
   kept = json.loads(RESULTS.read_text())["rows"] if RESULTS.exists() else []
   new = {key(r) for r in rows}
   rows = [r for r in kept if key(r) not in new] + rows
