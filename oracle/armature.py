@@ -19,8 +19,7 @@ refused); no WGSL stage or adjoint yet, so nothing calls it from oracle/step.py.
 from __future__ import annotations
 from dataclasses import dataclass
 from tinygrad import Tensor
-from oracle.math3 import V3, Quat
-from oracle.packed import DISP, POS, QUAT, ROT, VEL, ANGVEL, WORK_WIDTH
+from oracle.packed import ANGVEL, DISP, POS, QUAT, ROT, VEL
 
 
 @dataclass(frozen=True)
@@ -51,108 +50,110 @@ def trees(model) -> list[ArmTree]:
   return out
 
 
-def _solve(K: list[list[Tensor]], r: list[Tensor]) -> list[Tensor]:
-  """K d = r for a small symmetric positive-definite K given entry by entry (each a (B,) tensor): Gaussian
-  elimination without pivoting, unrolled (n is a tree's joint count, or 6)."""
-  n = len(r)
-  K, r = [row[:] for row in K], r[:]
+def _cross(a: Tensor, b: Tensor) -> Tensor:
+  """a x b over the last axis (length 3), broadcasting."""
+  a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+  b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+  return Tensor.stack(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0, dim=-1)
+
+
+def _rotate(q: Tensor, v: Tensor) -> Tensor:
+  """Quaternions q (..., 4) [w, x, y, z] applied to vectors v (..., 3): v + 2 u x (u x v + w v)."""
+  u, w = q[..., 1:], q[..., :1]
+  t = _cross(u, v) * 2.0
+  return v + t * w + _cross(u, t)
+
+
+def _solve_batched(K: Tensor, r: Tensor) -> Tensor:
+  """K d = r for (B, n, n) symmetric positive-definite K and r (B, n, m): Gaussian elimination without pivoting,
+  unrolled over n (a tree's joint count, or 6), on whole rows."""
+  n = K.shape[-1]
+  A = Tensor.cat(K, r, dim=-1)
+  rows = [A[:, i] for i in range(n)]
   for k in range(n):
-    for i in range(k + 1, n):
-      f = K[i][k] / K[k][k]
-      for c in range(k, n): K[i][c] = K[i][c] - f * K[k][c]
-      r[i] = r[i] - f * r[k]
-  d = [None] * n
+    for i in range(k + 1, n): rows[i] = rows[i] - rows[k] * (rows[i][:, k:k + 1] / rows[k][:, k:k + 1])
+  out = [None] * n
   for i in reversed(range(n)):
-    s = r[i]
-    for c in range(i + 1, n): s = s - K[i][c] * d[c]
-    d[i] = s / K[i][i]
-  return d
+    acc = rows[i][:, n:]
+    for c in range(i + 1, n): acc = acc - rows[i][:, c:c + 1] * out[c]
+    out[i] = acc / rows[i][:, i:i + 1]
+  return Tensor.stack(*out, dim=1)
 
 
-def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tensor, h: float, armature: list[float],
-                  damping: list[float], tau: list[Tensor | float]) -> Tensor:
-  """The Newton step on the working state `work` (B, nbody, 19) for one tree. pred: the working state integrate
-  left (its D and TH are x~'s); start: the packed state at the substep's start (qdot0). armature, damping: per joint
-  of the model [kg m^2 or kg], [N m s or N s]; tau: per joint, the armed joint's motor load (B,) or 0."""
-  x, q = V3.of(work[..., POS]), Quat.of(work[..., QUAT])
-  disp, rot = V3.of(work[..., DISP]), V3.of(work[..., ROT])
-  pdisp, prot = V3.of(pred[..., DISP]), V3.of(pred[..., ROT])
-  v0, w0 = V3.of(start[..., VEL]), V3.of(start[..., ANGVEL])
-  def body(v: V3, b: int) -> V3: return V3(v.x[..., b], v.y[..., b], v.z[..., b])
-  def quat(b: int) -> Quat: return Quat(q.w[..., b], q.x[..., b], q.y[..., b], q.z[..., b])
-  mass = {b: 1.0 / model.body_inv_mass[b] for b in tree.bodies}
-  cols = {b: quat(b).rotation_columns() for b in tree.bodies}
-  ii = {b: V3.of(1.0 / model.body_inv_inertia[b]) for b in tree.bodies}
-  def inertia(b: int, w: V3) -> V3:   # the world inertia R diag(I) R^T applied to w
-    c = cols[b]
-    loc = V3(c[0].dot(w), c[1].dot(w), c[2].dot(w)) * ii[b]
-    return c[0] * loc.x + c[1] * loc.y + c[2] * loc.z
-  def inner(u: dict, v: dict) -> Tensor:
-    return sum(u[b][0].dot(inertia(b, v[b][0])) + mass[b] * u[b][1].dot(v[b][1]) for b in u if b in v)
-
-  # each joint's unit-rate motion D_j {body: (omega, v)} and its world axis
-  axes, mots = [], []
-  for j, sub in zip(tree.joints, tree.subtree):
-    p = model.jnt_parent[j]
-    axis, anchor = V3.of(model.jnt_axis_parent[j]), V3.of(model.jnt_anchor_parent[j])
-    if p >= 0: axis, anchor = quat(p).rotate(axis), body(x, p) + quat(p).rotate(anchor)
-    zero = axis * 0.0
-    slide = model.jnt_type[j] == "slide"
-    mots.append({b: (zero, axis) if slide else (axis, axis.cross(body(x, b) - anchor)) for b in sub})
-    axes.append(axis)
-  if tree.floats:   # add the tree's rigid motion that cancels each D_j's momentum: S r = -momentum
-    S = [[None] * 6 for _ in range(6)]
-    for b in tree.bodies:   # the spatial inertia [[I - m [x]^2, m [x]], [-m [x], m 1]] summed over the tree
-      xb, m = body(x, b), mass[b]
-      for c, e in enumerate(("x", "y", "z")):
-        unit = V3(*(xb.x * 0.0 + float(k == c) for k in range(3)))
-        top = inertia(b, unit) - xb.cross(xb.cross(unit)) * m   # column c of I - m [x]^2
-        low = xb.cross(unit) * (-m)                             # column c of -m [x]
-        for r, t in enumerate((top.x, top.y, top.z, low.x, low.y, low.z)):
-          S[r][c] = t if S[r][c] is None else S[r][c] + t
-        top2 = xb.cross(unit) * m                              # column c of m [x]
-        for r, t in enumerate((top2.x, top2.y, top2.z)):
-          S[r][3 + c] = t if S[r][3 + c] is None else S[r][3 + c] + t
-        for r in range(3):
-          t = xb.x * 0.0 + (m if r == c else 0.0)
-          S[3 + r][3 + c] = t if S[3 + r][3 + c] is None else S[3 + r][3 + c] + t
-    for mot in mots:
-      ang, lin = None, None
-      for b, (w, v) in mot.items():
-        a = inertia(b, w) + body(x, b).cross(v) * mass[b]
-        ang, lin = (a, v * mass[b]) if ang is None else (ang + a, lin + v * mass[b])
-      rig = _solve(S, [-t for t in (ang.x, ang.y, ang.z, lin.x, lin.y, lin.z)])
-      rw, rv = V3(*rig[:3]), V3(*rig[3:])
-      for b in tree.bodies:
-        w, v = mot.get(b, (rw * 0.0, rv * 0.0))
-        mot[b] = (w + rw, v + rv + rw.cross(body(x, b)))
-
-  # the Newton system
-  n = len(tree.joints)
-  G = [[inner(mots[i], mots[k]) for k in range(n)] for i in range(n)]
-  rhs = []
-  for i, j in enumerate(tree.joints):
-    p, c = model.jnt_parent[j], model.jnt_child[j]
-    slide = model.jnt_type[j] == "slide"
-    acc, vel = (disp, v0) if slide else (rot, w0)
-    dq = (body(acc, c) - (body(acc, p) if p >= 0 else body(acc, c) * 0.0)).dot(axes[i])
-    axis0 = V3.of(model.jnt_axis_parent[j])   # the axis at the substep's start, for qdot0
-    if p >= 0: axis0 = Quat.of(start[..., p, QUAT]).rotate(axis0)
-    qdot0 = (body(vel, c) - (body(vel, p) if p >= 0 else body(vel, c) * 0.0)).dot(axis0)
-    gap = inner(mots[i], {b: (body(rot, b) - body(prot, b), body(disp, b) - body(pdisp, b)) for b in mots[i]})
-    rhs.append(armature[j] * (h * qdot0 - dq) - damping[j] * h * dq + h * h * tau[j] - gap)
-    G[i][i] = G[i][i] + (armature[j] + damping[j] * h)
-  d = _solve(G, rhs)
-
-  # move every body of the tree by sum_j d_j D_j
-  out = work
-  for b in tree.bodies:
-    w = sum((mot[b][0] * dk for dk, mot in zip(d, mots) if b in mot), V3(*(x.x[..., b] * 0.0 for _ in range(3))))
-    v = sum((mot[b][1] * dk for dk, mot in zip(d, mots) if b in mot), V3(*(x.x[..., b] * 0.0 for _ in range(3))))
-    xb, qb = body(x, b) + v, quat(b).add_rotation(w)
-    db, rb = body(disp, b) + v, body(rot, b) + w
-    row = Tensor.stack(xb.x, xb.y, xb.z, qb.w, qb.x, qb.y, qb.z, *(work[..., b, k] for k in range(7, 13)),
-                       db.x, db.y, db.z, rb.x, rb.y, rb.z, dim=-1)
-    out = Tensor.cat(out[..., :b, :], row.unsqueeze(-2), out[..., b + 1:, :], dim=-2)
-  assert out.shape[-1] == WORK_WIDTH
-  return out
+def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tensor, h: float,
+                      armature: list[float], damping: list[float], tau: Tensor) -> Tensor:
+  """The Newton step on the working state `work` (B, nbody, 19) for one tree, its n joints by the model's bodies at
+  once (masks for the subtrees). pred: the working state integrate left (its D and TH are x~'s); start: the packed
+  state at the substep's start (qdot0). armature, damping: per joint of the model [kg m^2 or kg], [N m s or N s];
+  tau (B, n): the armed joints' motor loads in tree.joints order (0 for the others)."""
+  B, nb = work.shape[0], model.nbody
+  js = list(tree.joints)
+  n = len(js)
+  dev, dt = work.device, work.dtype
+  def const(v): return Tensor(v, dtype=dt, device=dev)
+  x, q = work[..., POS], work[..., QUAT]
+  mass = (1.0 / model.body_inv_mass).reshape(1, nb, 1)
+  inv_i = model.body_inv_inertia.reshape(1, nb, 3)
+  in_tree = const([float(b in tree.bodies) for b in range(nb)]).reshape(1, nb, 1)
+  sub = const([[float(b in s) for b in range(nb)] for s in tree.subtree]).reshape(1, n, nb, 1)
+  slide = const([float(model.jnt_type[j] == "slide") for j in js]).reshape(1, n, 1)
+  par = [model.jnt_parent[j] for j in js]
+  world = const([float(p < 0) for p in par]).reshape(1, n, 1)
+  def parent_rows(t: Tensor, fill: list[float]) -> Tensor:   # (B, n, k): each joint's parent's row, the world's fill
+    rows = [t[:, max(p, 0)] for p in par]
+    return Tensor.stack(*rows, dim=1) * (1.0 - world) + const(fill).reshape(1, 1, -1) * world
+  qp, xp = parent_rows(q, [1.0, 0.0, 0.0, 0.0]), parent_rows(x, [0.0, 0.0, 0.0])
+  ax0 = Tensor.stack(*(model.jnt_axis_parent[j] for j in js)).reshape(1, n, 3)
+  an0 = Tensor.stack(*(model.jnt_anchor_parent[j] for j in js)).reshape(1, n, 3)
+  a = _rotate(qp, ax0.expand(B, n, 3))                      # (B, n, 3) world axes
+  p = xp + _rotate(qp, an0.expand(B, n, 3))                 # (B, n, 3) world anchors
+  ab = a.reshape(B, n, 1, 3)
+  lever = _cross(ab, x.reshape(B, 1, nb, 3) - p.reshape(B, n, 1, 3))
+  sl = slide.reshape(1, n, 1, 1)
+  om = ab * (1.0 - sl) * sub                                # (B, n, nb, 3) D_j's angular velocity per body
+  ve = (lever * (1.0 - sl) + ab * sl) * sub                 # and linear velocity
+  # world inertia products: I_w w = R (I (R^T w)), with R's columns from the quaternion
+  def inertia(w: Tensor) -> Tensor:   # w (B, k, nb, 3) -> I_w w
+    qq = q.reshape(B, 1, nb, 4)
+    loc = _rotate(Tensor.cat(qq[..., :1], -qq[..., 1:], dim=-1), w) / inv_i.reshape(1, 1, nb, 3)
+    return _rotate(qq, loc)
+  if tree.floats:
+    xb = x.reshape(B, 1, nb, 3)
+    mom = Tensor.cat((inertia(om) + _cross(xb, ve) * mass.reshape(1, 1, nb, 1)).sum(2),
+                     (ve * mass.reshape(1, 1, nb, 1)).sum(2), dim=-1)                       # (B, n, 6)
+    eye = const([[float(i == k) for k in range(3)] for i in range(3)]).reshape(1, 3, 1, 3).expand(B, 3, nb, 3)
+    m3 = (mass * in_tree).reshape(1, 1, nb, 1)
+    tl = (inertia(eye) * in_tree.reshape(1, 1, nb, 1) - _cross(xb, _cross(xb, eye)) * m3).sum(2)   # I - m [x]^2
+    bl = (-_cross(xb, eye) * m3).sum(2)                     # columns of -m [x]
+    tr = (_cross(xb, eye) * m3).sum(2)                      # columns of m [x]
+    br = eye[:, :, 0, :] * (mass * in_tree).sum(1).reshape(1, 1, 1)
+    # S6 holds the spatial inertia's columns as rows (each block above is (B, column, component))
+    S6 = Tensor.cat(Tensor.cat(tl, bl, dim=-1), Tensor.cat(tr, br.expand(B, 3, 3), dim=-1), dim=1)   # rows: columns
+    rig = _solve_batched(S6.transpose(1, 2), -mom.transpose(1, 2))                          # (B, 6, n)
+    rw, rv = rig[:, :3].transpose(1, 2).reshape(B, n, 1, 3), rig[:, 3:].transpose(1, 2).reshape(B, n, 1, 3)
+    tb = in_tree.reshape(1, 1, nb, 1)
+    om = om + rw * tb
+    ve = ve + (rv + _cross(rw, x.reshape(B, 1, nb, 3))) * tb
+  Iom = inertia(om)
+  mb = mass.reshape(1, 1, nb, 1)
+  G = (om.reshape(B, n, 1, nb, 3) * Iom.reshape(B, 1, n, nb, 3)).sum((3, 4)) + \
+      (ve.reshape(B, n, 1, nb, 3) * ve.reshape(B, 1, n, nb, 3) * mb.reshape(1, 1, 1, nb, 1)).sum((3, 4))
+  def rel(t: Tensor) -> Tensor:   # (B, n, 3) child minus parent rows
+    return Tensor.stack(*(t[:, model.jnt_child[j]] for j in js), dim=1) - parent_rows(t, [0.0, 0.0, 0.0])
+  acc = rel(work[..., DISP]) * slide + rel(work[..., ROT]) * (1.0 - slide)
+  dq = (acc * a).sum(-1)
+  a0 = _rotate(parent_rows(start[..., QUAT], [1.0, 0.0, 0.0, 0.0]), ax0.expand(B, n, 3))
+  vel = rel(start[..., VEL]) * slide + rel(start[..., ANGVEL]) * (1.0 - slide)
+  qdot0 = (vel * a0).sum(-1)
+  gap_w = (work[..., ROT] - pred[..., ROT]).reshape(B, 1, nb, 3)
+  gap_v = (work[..., DISP] - pred[..., DISP]).reshape(B, 1, nb, 3)
+  gap = (Iom * gap_w).sum((2, 3)) + (ve * gap_v * mb).sum((2, 3))
+  A, C = const([armature[j] for j in js]).reshape(1, n), const([damping[j] for j in js]).reshape(1, n)
+  rhs = A * (h * qdot0 - dq) - C * h * dq + h * h * tau - gap
+  K = G + (const([[float(i == k) for k in range(n)] for i in range(n)]).reshape(1, n, n) * (A + C * h).reshape(1, 1, n))
+  d = _solve_batched(K, rhs.reshape(B, n, 1)).reshape(B, n, 1, 1)
+  W, V = (om * d).sum(1), (ve * d).sum(1)                   # (B, nb, 3)
+  qn = q + 0.5 * Tensor.cat(-(W * q[..., 1:]).sum(-1, keepdim=True),
+                            W * q[..., :1] + _cross(W, q[..., 1:]), dim=-1)
+  qn = qn / (qn * qn).sum(-1, keepdim=True).sqrt()
+  return Tensor.cat(x + V, qn, work[..., 7:13], work[..., DISP] + V, work[..., ROT] + W, dim=-1)

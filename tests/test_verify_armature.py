@@ -56,7 +56,9 @@ def test_verify_armature_step_matches_the_study(name, tmp_path):
   want = S.armature_solve(P.copy(), pred, tree, h, goal, arm, tau, True, True, damping)
   t = {k: Tensor(v[None], dtype=dtypes.float64, device="CPU") for k, v in (("P", P), ("pred", pred), ("s", start))}
   got = t["P"]
-  for tr in trees(model): got = armature_step(model, tr, got, t["pred"], t["s"], h, arm, damping, tau)
+  for tr in trees(model):
+    tt = Tensor([[tau[j] for j in tr.joints]], dtype=dtypes.float64, device="CPU")
+    got = armature_step(model, tr, got, t["pred"], t["s"], h, arm, damping, tt)
   got = got.numpy()[0]
   moved = np.abs(want - P).max()
   assert moved > 1e-8   # the step does something
