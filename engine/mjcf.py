@@ -12,8 +12,8 @@ The mapping, from MuJoCo's generalised coordinates to this engine's maximal ones
   body keeps MuJoCo's body frame where the inertia is diagonal in it, else takes the principal frame closest to it),
   and each geom the density that gives its MuJoCo
   body its mass, so the scene's centre of mass (which the format takes from the geoms) is MuJoCo's; a body whose
-  <inertial> centre is not its geoms' is refused by name. Armature (rotor inertia about a joint's axis) is added to
-  the child's inertia about the axis: exact for a fixed parent, an approximation otherwise, and said in a warning.
+  <inertial> centre is not its geoms' is refused by name. Armature (rotor inertia in a hinge's or slide's coordinate)
+  becomes the joint's `armature` (oracle/armature.py; PROTOTYPE, oracle only); on a ball joint it is refused.
 - Geoms: sphere, capsule, box and plane (world only) as they are; a cylinder becomes the capsule of the same radius
   and overall length, an ellipsoid the capsule along its longest axis (radius the larger other semi-axis), each with a
   warning; a mesh is refused unless meshes="box" (its bounding box, with a warning); height fields are refused.
@@ -243,8 +243,6 @@ class _Converter:
     for b in members:
       rot, r = d.ximat[b].reshape(3, 3), d.xipos[b] - com
       inertia += rot @ np.diag(m.body_inertia[b]) @ rot.T + m.body_mass[b] * (r @ r * np.eye(3) - np.outer(r, r))
-    if joint is not None and m.jnt_type[joint] != FREE:
-      inertia += self.armature(joint, root)
     given = int(self.extras["body_given"][root - 1]) if "body_given" in self.extras else 2
     rot0 = d.xmat[root].reshape(3, 3)
     moments, q_local = principal_axes(rot0.T @ inertia @ rot0)   # the principal axes closest to MuJoCo's body axes
@@ -252,13 +250,6 @@ class _Converter:
     # scene takes its inertia from its geoms (mjcf_write's files say so); else its frame is the principal one
     keep = given < 2 or np.array_equal(q_local, [1.0, 0.0, 0.0, 0.0])
     origin, q = (d.xpos[root], d.xquat[root]) if keep else (com, quat_mul(d.xquat[root], q_local))
-    if any(moments[i] > moments[(i + 1) % 3] + moments[(i + 2) % 3] + 1e-12 for i in range(3)):
-      self.fail(f"joint '{self.name('joint', joint)}': armature {self.m.dof_armature[self.m.jnt_dofadr[joint]]:g} is "
-                f"more rotor inertia than body '{self.name('body', root)}' can carry as a rigid body's (principal "
-                f"moments {[float(f'{x:.4g}') for x in moments]}); this engine has no joint-space inertia")
-    if joint is not None and m.jnt_type[joint] != FREE and m.dof_armature[m.jnt_dofadr[joint]] != 0:
-      self.warn(f"joint '{self.name('joint', joint)}': armature {m.dof_armature[m.jnt_dofadr[joint]]:g} added to body "
-                f"'{self.name('body', root)}' as inertia about the joint's axis (exact while the parent is still)")
     geoms, volume = [], {}
     # a file from mjcf_write has the scene's densities; MuJoCo's own spread each body's mass evenly over its geoms
     rel = self.extras.get("geom_density", np.ones(m.ngeom))
@@ -281,15 +272,6 @@ class _Converter:
     if given < 2: del out["inertia"]   # the scene took them from its geoms (mjcf_write): so does this one
     if given < 1: del out["mass"]
     return out
-
-  def armature(self, j: int, child: int) -> np.ndarray:
-    """Joint j's armature as inertia of its child about the joint's axis (world frame)."""
-    a = float(self.m.dof_armature[self.m.jnt_dofadr[j]])
-    if a == 0: return np.zeros((3, 3))
-    kind = int(self.m.jnt_type[j])
-    if kind == SLIDE: self.fail(f"joint '{self.name('joint', j)}': armature on a slide joint is not supported")
-    axis = self.d.xaxis[j]
-    return a * (np.outer(axis, axis) if kind == HINGE else np.eye(3))
 
   def check_centre(self, root: int, geoms: list[dict], expected: np.ndarray) -> None:
     """The scene's centre of mass (its geoms', at their densities) must be MuJoCo's (`expected`, in the body frame)."""
@@ -350,6 +332,9 @@ class _Converter:
     if kind == "ball" and len(set(m.dof_damping[m.jnt_dofadr[j]:m.jnt_dofadr[j] + 3])) > 1:
       self.fail(f"joint '{out['name']}': a ball joint's damping must be equal about its three axes")
     if damping: out["damping"] = damping
+    armature = float(m.dof_armature[m.jnt_dofadr[j]])
+    if armature and kind == "ball": self.fail(f"joint '{out['name']}': armature on a ball joint is not supported")
+    if armature: out["armature"] = armature   # oracle/armature.py
     return out
 
   def actuator(self, a: int, joint_of: dict[int, int]) -> dict:

@@ -153,6 +153,7 @@ class _Writer:
     if "axis" in j: attrs["axis"] = _v(quat_rotate(inv, np.array(j["axis"])))
     if "range" in j: attrs["range"] = _v(j["range"])
     if j["damping"]: attrs["damping"] = _f(j["damping"])
+    if j.get("armature"): attrs["armature"] = _f(j["armature"])
     ET.SubElement(el, "joint", attrs)
 
   def geom(self, el, g: dict, pos, quat) -> None:

@@ -72,7 +72,7 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     ntendon=len(tendons), ten_name=tuple(t["name"] for t in tendons),
     ten_site=tuple(tuple(next(k for k, s in enumerate(sites) if s["name"] == n) for n in t["sites"]) for t in tendons),
     dt=scene["dt"], substeps=scene["substeps"], iterations=scene["iterations"], relaxation=scene["relaxation"],
-    **_collision(scene), **tensors)
+    jnt_armature=tuple(float(j.get("armature", 0.0)) for j in joints), **_collision(scene), **tensors)
 
 
 def _collision(scene) -> dict:

@@ -34,8 +34,9 @@ _CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "mar
 _BODY_KEYS = ("name", "pos", "quat", "vel", "angvel", "mass", "inertia", "geoms")
 _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution", "rgba", "name")
 _JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping", "collide")
-_JOINT_KEYS = {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis", "range"),
-               "distance": ("anchor_parent", "anchor_child", "length"), "slide": ("anchor", "axis", "range")}
+_JOINT_KEYS = {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis", "range", "armature"),
+               "distance": ("anchor_parent", "anchor_child", "length"),
+               "slide": ("anchor", "axis", "range", "armature")}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -270,6 +271,9 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
       if kind == "slide" and not rng[0] < rng[1]:
         _fail(f"{path}.range", f"expected [lo, hi] [m] with lo < hi, got {show(rng)}")
       out["range"] = rng
+    # rotor inertia in the joint's own coordinate, MuJoCo's armature (oracle/armature.py)
+    out["armature"] = _num(jd.get("armature", 0.0), f"{path}.armature", lo=0.0,
+                           unit=" [kg]" if kind == "slide" else " [kg m^2]")
   out["compliance"] = _num(jd.get("compliance", 0.0), f"{path}.compliance", lo=0.0)
   unit = " [N s/m]" if kind == "slide" else " [N m s/rad]"
   out["damping"] = _num(jd.get("damping", 0.0), f"{path}.damping", lo=0.0, unit=unit)

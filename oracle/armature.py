@@ -81,10 +81,11 @@ def _solve_batched(K: Tensor, r: Tensor) -> Tensor:
 
 
 def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tensor, h: float,
-                      armature: list[float], damping: list[float], tau: Tensor) -> Tensor:
+                      armature: list[float], damping: Tensor, tau: Tensor) -> Tensor:
   """The Newton step on the working state `work` (B, nbody, 19) for one tree, its n joints by the model's bodies at
   once (masks for the subtrees). pred: the working state integrate left (its D and TH are x~'s); start: the packed
-  state at the substep's start (qdot0). armature, damping: per joint of the model [kg m^2 or kg], [N m s or N s];
+  state at the substep's start (qdot0). armature (static), damping (njoint,): per joint of the model [kg m^2 or kg],
+  [N m s or N s];
   tau (B, n): the armed joints' motor loads in tree.joints order (0 for the others)."""
   B, nb = work.shape[0], model.nbody
   js = list(tree.joints)
@@ -148,7 +149,8 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
   gap_w = (work[..., ROT] - pred[..., ROT]).reshape(B, 1, nb, 3)
   gap_v = (work[..., DISP] - pred[..., DISP]).reshape(B, 1, nb, 3)
   gap = (Iom * gap_w).sum((2, 3)) + (ve * gap_v * mb).sum((2, 3))
-  A, C = const([armature[j] for j in js]).reshape(1, n), const([damping[j] for j in js]).reshape(1, n)
+  A = const([armature[j] for j in js]).reshape(1, n)
+  C = Tensor.stack(*(damping[j] for j in js)).reshape(1, n).cast(dt)
   rhs = A * (h * qdot0 - dq) - C * h * dq + h * h * tau - gap
   K = G + (const([[float(i == k) for k in range(n)] for i in range(n)]).reshape(1, n, n) * (A + C * h).reshape(1, 1, n))
   d = _solve_batched(K, rhs.reshape(B, n, 1)).reshape(B, n, 1, 1)
@@ -157,3 +159,33 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
                             W * q[..., :1] + _cross(W, q[..., 1:]), dim=-1)
   qn = qn / (qn * qn).sum(-1, keepdim=True).sqrt()
   return Tensor.cat(x + V, qn, work[..., 7:13], work[..., DISP] + V, work[..., ROT] + W, dim=-1)
+
+
+def armed_trees(model) -> list[ArmTree]:
+  """The trees with armature on some joint (static)."""
+  if not any(model.jnt_armature): return []
+  return [t for t in trees(model) if any(model.jnt_armature[j] for j in t.joints)]
+
+
+def armed_joints(model) -> frozenset[int]:
+  """Every joint of an armed tree: the stage carries their damping, and the armed ones' motors."""
+  return frozenset(j for t in armed_trees(model) for j in t.joints)
+
+
+def armature(model, work: Tensor, pred: Tensor, start: Tensor, h: float, ctrl: Tensor | None) -> Tensor:
+  """The Newton step for every armed tree (the substep's stage after the Jacobi iterations). The motors of armed
+  joints load their coordinate here (motor_loads leaves them out)."""
+  from oracle.actuators import act_ctrl
+  from oracle.math3 import take
+  B = work.shape[0]
+  for tree in armed_trees(model):
+    cols = []
+    for j in tree.joints:
+      motors = [a for a, (t, jj) in enumerate(zip(model.act_type, model.act_joint)) if t == "motor" and jj == j]
+      load = work[:, 0, 0] * 0.0
+      if ctrl is not None and motors and model.jnt_armature[j]:
+        load = (act_ctrl(model, ctrl, tuple(motors)) * take(model.act_gear, tuple(motors))).sum(-1)
+      cols.append(load)
+    work = armature_step(model, tree, work, pred, start, h, list(model.jnt_armature), model.jnt_damping,
+                         Tensor.stack(*cols, dim=-1).reshape(B, len(tree.joints)))
+  return work

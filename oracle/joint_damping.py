@@ -2,6 +2,7 @@
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.actuators import has_drive, velocity_drive
+from oracle.armature import armed_joints
 from oracle.constraints import jvec, jscalar
 from oracle.math3 import V3, const, take
 from oracle.packed import ANGVEL, VEL, pack, unpack
@@ -27,6 +28,8 @@ def joint_damping(model, packed: Tensor, h: float, ctrl: Tensor | None = None) -
     if not jidx: continue
     s1, s2 = split_side(model, packed, par), split_side(model, packed, chi)
     coef, target = jscalar(model, "jnt_damping", jidx), 0.0
+    if armed := armed_joints(model):   # the armature stage carries these joints' damping (oracle/armature.py)
+      coef = coef * const([float(j not in armed) for j in jidx], packed)
     if kind in ("hinge", "slide"): a = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
     if kind == "hinge" and (drive := velocity_drive(model, jidx, ctrl)) is not None:
       coef, target = coef + drive[0], drive[1]

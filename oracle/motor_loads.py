@@ -26,7 +26,9 @@ def joint_motor_loads(model, packed: Tensor, ctrl: Tensor | None) -> tuple[V3 | 
   """World-frame (force [N], torque [N m]) per body (B, nbody) from every motor, or (None, None) when there are none.
   A hinge motor turns the child by +tau about the axis and the parent by -tau; a slide motor pushes the child by +F
   along the axis and the parent by -F at the same point (the child's centre), i.e. -F and (x_c - x_p) x (-F)."""
-  motors = tuple(a for a, t in enumerate(model.act_type) if t == "motor")
+  # an armed joint's motor loads its coordinate in the armature stage (oracle/armature.py) instead
+  motors = tuple(a for a, t in enumerate(model.act_type)
+                 if t == "motor" and not model.jnt_armature[model.act_joint[a]])
   if ctrl is None or not motors: return None, None
   jidx = tuple(model.act_joint[a] for a in motors)
   par, chi = tuple(model.jnt_parent[j] for j in jidx), tuple(model.jnt_child[j] for j in jidx)

@@ -24,6 +24,7 @@ The front door (engine/) imports from here only: STAGES, substep, step_packed an
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.activation import activation
+from oracle.armature import armature
 from oracle.contact_velocity import contact_velocity
 from oracle.contacts import ContactPlan, contact_plan, find_pairs, has_contacts, plan_from_pairs  # noqa: F401
 from oracle.integrate import integrate
@@ -45,12 +46,15 @@ def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: Contact
   """One XPBD substep on the packed (B, nbody, 13) state (M20 Alg. 2, lines 4-17). plan: this step's candidate
   contact pairs (oracle/contacts.py), None when the scene has none. ctrl: (B, nact) actuator controls or None."""
   packed, act = split_act(model, packed)   # the muscles' activations ride in the packed state's last rows
+  start = packed
   force, torque = motor_loads(model, packed, ctrl, act)
   packed = integrate(model, packed, h, force, torque).contiguous()
+  pred = packed
   contacts = narrowphase(model, plan, packed) if plan is not None else None
   lam, clam = init_lambda(model), None
   for _ in range(model.iterations):
     packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl)
+  if any(model.jnt_armature): packed = armature(model, packed, pred, start, h, ctrl).contiguous()
   packed = recover(packed, h).contiguous()
   if plan is not None: packed = contact_velocity(model, plan, contacts, clam, packed, h)
   if damping: packed = joint_damping(model, packed, h, ctrl)

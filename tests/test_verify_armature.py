@@ -58,7 +58,7 @@ def test_verify_armature_step_matches_the_study(name, tmp_path):
   got = t["P"]
   for tr in trees(model):
     tt = Tensor([[tau[j] for j in tr.joints]], dtype=dtypes.float64, device="CPU")
-    got = armature_step(model, tr, got, t["pred"], t["s"], h, arm, damping, tt)
+    got = armature_step(model, tr, got, t["pred"], t["s"], h, arm, Tensor(damping, dtype=dtypes.float64), tt)
   got = got.numpy()[0]
   moved = np.abs(want - P).max()
   assert moved > 1e-8   # the step does something
