@@ -33,6 +33,26 @@ def rest(model) -> dict[str, np.ndarray]:
   return _REST[key]
 
 
+def start_pose(model) -> tuple[np.ndarray, np.ndarray] | None:
+  """(body_pos (nbody, 3), body_quat (nbody, 4)) float64 of the pose a Simulator resets to when the reference pose
+  (qpos = 0) lies outside a limited hinge's or slide's range: that joint starts at its nearest bound (MJCF models do
+  this: Gymnasium's ant's ankles). Else None, and the reference pose is the start. Without it the hard limit projects
+  the joint there in the first substep, at (violation / h) speed: 5000 rad/s on the ant, whose 1 kg m^2 armature then
+  carries it (oracle/armature.py)."""
+  r = rest(model)
+  if "_start" not in r:
+    rng, limited = model.jnt_range.numpy().astype(np.float64), model.jnt_limited.numpy()
+    q0 = np.array([min(max(0.0, rng[j, 0]), rng[j, 1]) if limited[j] and model.jnt_type[j] in ("hinge", "slide")
+                   else 0.0 for j in range(model.njoint)]).reshape(1, model.njoint)
+    r["_start"] = None
+    if q0.any():
+      from tinygrad import dtypes
+      p = forward_kinematics(model, Tensor(q0, dtype=dtypes.float64, device="CPU"),
+                             Tensor(q0 * 0.0, dtype=dtypes.float64, device="CPU")).numpy()[0]
+      r["_start"] = (p[:, 0:3], p[:, 3:7])
+  return r["_start"]
+
+
 def forward_kinematics(model, qpos: Tensor, qvel: Tensor) -> Tensor:
   """Packed state (B, nbody, 13) from qpos, qvel (B, njoint) (entries of other joint types are ignored)."""
   B = qpos.shape[0]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 import numpy as np
 from tinygrad import Tensor
+from engine.kinematics import start_pose
 from engine.stepping import TIER_UP, Stepper, check_ctrl, check_state
 from oracle.packed import ANGVEL, POS, QUAT, VEL, nmuscle, pack_state, unpack_state
 from oracle.types import Model, State
@@ -39,8 +40,10 @@ class Simulator:
 
   # --- state ---
   def reset(self, seed: int | None = None, noise: float = 0.0) -> State:
-    """The scene's initial state for every env. noise > 0 adds N(0, noise^2) to every body's linear [m/s] and angular
-    [rad/s] velocity, seeded, so envs differ without breaking joints (the constraints project positions)."""
+    """The scene's initial state for every env (its reference pose, but a limited joint whose range excludes the
+    reference starts at its nearest bound: engine/kinematics.start_pose). noise > 0 adds N(0, noise^2) to every
+    body's linear [m/s] and angular [rad/s] velocity, seeded, so envs differ without breaking joints (the constraints
+    project positions)."""
     m, B = self.model, self.batch
     def rep(t): return t.reshape(1, *t.shape).expand(B, *t.shape)
     vel, angvel = rep(m.body_vel0), rep(m.body_angvel0)
@@ -50,7 +53,10 @@ class Simulator:
       vel = vel + Tensor(kick[0], dtype=vel.dtype, device=self.device)
       angvel = angvel + Tensor(kick[1], dtype=vel.dtype, device=self.device)
     n = nmuscle(m)   # muscles start relaxed (MuJoCo's act 0)
-    state = State(body_pos=rep(m.body_pos0), body_quat=rep(m.body_quat0), body_vel=vel, body_angvel=angvel,
+    pos0, quat0 = m.body_pos0, m.body_quat0
+    if (pose := start_pose(m)) is not None:   # a joint whose range excludes its reference coordinate: at its bound
+      pos0, quat0 = (Tensor(a, dtype=pos0.dtype, device=self.device) for a in pose)
+    state = State(body_pos=rep(pos0), body_quat=rep(quat0), body_vel=vel, body_angvel=angvel,
                   time=Tensor.zeros(B, dtype=m.body_pos0.dtype, device=self.device),
                   act=Tensor.zeros(B, n, dtype=m.body_pos0.dtype, device=self.device) if n else None)
     return self._copy(pack_state(state, self.model), state.time)

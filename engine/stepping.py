@@ -6,7 +6,8 @@ controls, and sums the broadphase's overflow.
 Backends, one computation:
 - oracle: the pure tinygrad stages (oracle/step.py), any device, differentiable by autograd;
 - wgsl: the monolithic WGSL kernel (kernels/xpbd_step.wgsl via engine/wgsl.py) on the WEBGPU device, float32,
-  differentiated by the hand-written backward kernel (kernels/adjoint/; joint scenes: kernels.program.check_backward).
+  differentiated by the hand-written backward kernel (kernels/adjoint/; kernels.program.check_backward names what
+  it does not cover).
 
 Three ways to step, one Stepper:
 - `advance` / `run`: the forward, realised per substep (jitted by `run`, or inside a caller's JIT, e.g. VecEnv);

@@ -27,7 +27,7 @@ class Unsupported(NotImplementedError):
 def check_supported(model: Model) -> None:
   if dtypes.float32 != model.body_inv_mass.dtype:
     raise Unsupported(f"{model.name}: the WGSL kernel is float32 only, the model is {model.body_inv_mass.dtype}")
-  if any(model.jnt_armature):   # PROTOTYPE (branch armature-oracle): the stage is in oracle/armature.py only
+  if any(model.jnt_armature):   # the stage is in oracle/armature.py only
     raise Unsupported(f"{model.name}: the WGSL kernel has no armature stage yet (joint "
                       f"'{model.jnt_name[next(j for j, a in enumerate(model.jnt_armature) if a)]}'); use the oracle")
 

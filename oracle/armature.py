@@ -1,7 +1,6 @@
-"""Joint armature (issue 19; PROTOTYPE on branch armature-oracle, not wired into the step): after the Jacobi
-iterations of a substep, one Newton step of the implicit-Euler objective over every joint coordinate of each tree that
-carries armature. The design and its measurements: docs/mjcf.md "Armature", bench/study_armature.py ("joint_all"),
-which this stage reproduces in tinygrad, batch first.
+"""Joint armature (issue 19): after the Jacobi iterations of a substep, one Newton step of the implicit-Euler
+objective over every joint coordinate of each tree that carries armature. The design and its measurements:
+docs/mjcf.md "Armature", bench/study_armature.py ("joint_all"), which this stage reproduces in tinygrad, batch first.
 
 MuJoCo's armature A adds (A / 2) qdot^2 to the kinetic energy in the joint's own coordinate q; maximal coordinates
 have no body to carry it. The step's objective over a substep, with x~ the poses integrate predicted:
@@ -11,10 +10,11 @@ D_j, joint j's coordinate moving at unit rate, leaves every other joint's coordi
 child's subtree turns rigidly about the hinge's axis through its anchor (translates along a slide's), and a floating
 tree also moves rigidly so that its momentum is unchanged. The Newton step along span(D) is
   (G + diag(A + c h)) d = A (h qdot0 - dq) - c h dq + h^2 tau - <D, x - x~>_M,   G_ij = <D_i, D_j>_M,
-and the bodies move by sum_j d_j D_j. G is the tree's joint-space mass matrix.
+and the bodies move by the rigid motions sum_j d_j D_j integrates to. G is the tree's joint-space mass matrix. Limited
+joints enter as an active set (_limited); the contacts get a last Jacobi pass after the step (oracle/step.py).
 
-Prototype limits: parameters shared across the batch; trees of hinges and slides (a ball joint in an armed tree is
-refused); no WGSL stage or adjoint yet, so nothing calls it from oracle/step.py.
+Limits: parameters shared across the batch; trees of hinges and slides (a ball joint in an armed tree is refused); the
+oracle only: the WGSL kernel refuses armature by name (kernels/layout.py), and no adjoint exists for the WGSL backward.
 """
 from __future__ import annotations
 from dataclasses import dataclass
@@ -153,12 +153,73 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
   C = Tensor.stack(*(damping[j] for j in js)).reshape(1, n).cast(dt)
   rhs = A * (h * qdot0 - dq) - C * h * dq + h * h * tau - gap
   K = G + (const([[float(i == k) for k in range(n)] for i in range(n)]).reshape(1, n, n) * (A + C * h).reshape(1, 1, n))
-  d = _solve_batched(K, rhs.reshape(B, n, 1)).reshape(B, n, 1, 1)
-  W, V = (om * d).sum(1), (ve * d).sum(1)                   # (B, nb, 3)
-  qn = q + 0.5 * Tensor.cat(-(W * q[..., 1:]).sum(-1, keepdim=True),
-                            W * q[..., :1] + _cross(W, q[..., 1:]), dim=-1)
+  d = _limited(model, js, work, K, rhs)
+  # the bodies move by sum_j d_j D_j, applied as the rigid motions D_j integrate to (exact turns about each joint's
+  # axis, leaves first so each axis is still where it was computed), not their tangents: a tangent step of d moves a
+  # body at lever r off its circle by r d^2 / 2 and so breaks the joints, and the pinned limits below take d ~ 0.3 rad
+  xn, qn = x, q
+  for k in reversed(range(n)):
+    ang = d[:, k].reshape(B, 1)
+    r = _turn(a[:, k] * (1.0 - slide[:, k]), ang)
+    shift = (a[:, k] * slide[:, k] * ang).reshape(B, 1, 3)
+    moved = p[:, k:k + 1] + _rotate(r.reshape(B, 1, 4), xn - p[:, k:k + 1]) + shift
+    m = sub[:, k]
+    xn, qn = xn + m * (moved - xn), qn + m * (_qmul(r.reshape(B, 1, 4), qn) - qn)
+  if tree.floats:   # and the tree's momentum-cancelling rigid motion, about the world origin
+    Wr, Vr = (rw * d).sum(1), (rv * d).sum(1)               # (B, 1, 3)
+    r = _turn(Wr.reshape(B, 3), Tensor.ones(B, 1, dtype=dt, device=dev)).reshape(B, 1, 4)
+    xn = xn + in_tree * (_rotate(r, xn) + Vr - xn)
+    qn = qn + in_tree * (_qmul(r, qn) - qn)
   qn = qn / (qn * qn).sum(-1, keepdim=True).sqrt()
-  return Tensor.cat(x + V, qn, work[..., 7:13], work[..., DISP] + V, work[..., ROT] + W, dim=-1)
+  W = (om * d).sum(1)                                       # (B, nb, 3) the rotation, to first order as ROT keeps it
+  return Tensor.cat(xn, qn, work[..., 7:13], work[..., DISP] + (xn - x), work[..., ROT] + W, dim=-1)
+
+
+def _turn(axis: Tensor, angle: Tensor) -> Tensor:
+  """The unit quaternion (B, 4) turning by angle * |axis| about axis (B, 3) (angle (B, 1)), |axis| 1 or 0."""
+  half = angle * axis.square().sum(-1, keepdim=True).sqrt() * 0.5
+  norm = axis.square().sum(-1, keepdim=True).sqrt()
+  unit = axis / norm.maximum(1e-30)
+  return Tensor.cat(half.cos(), unit * half.sin(), dim=-1)
+
+
+def _qmul(a: Tensor, b: Tensor) -> Tensor:
+  """Quaternion products a b over the last axis, [w, x, y, z], broadcasting."""
+  aw, av, bw, bv = a[..., :1], a[..., 1:], b[..., :1], b[..., 1:]
+  return Tensor.cat(aw * bw - (av * bv).sum(-1, keepdim=True), bv * aw + av * bw + _cross(av, bv), dim=-1)
+
+
+def _limited(model, js: list[int], work: Tensor, K: Tensor, rhs: Tensor, passes: int = 2) -> Tensor:
+  """The Newton step d (B, n, 1, 1) of K d = rhs with the joints' limits as an active set: a limited joint whose
+  coordinate the step would carry past its range (or further past, when the iterations left it outside) is pinned at
+  that bound (its row of K d = rhs replaced by d_j = bound - q_j), and the others re-solved with it held, `passes`
+  times (a pin stays for the substep). Without this the step, which only sees inertia, undoes the limits' projection
+  (Gymnasium's ant, dropped onto the floor, blew up at the first touch)."""
+  from oracle.constraints import jscalar
+  from oracle.joints import joint_coords
+  from oracle.math3 import take
+  B, n = rhs.shape
+  d = _solve_batched(K, rhs.reshape(B, n, 1)).reshape(B, n)
+  jidx = tuple(js)
+  q = joint_coords(model, work)[0]
+  q = Tensor.stack(*(q[:, j] for j in js), dim=-1)
+  rng = take(model.jnt_range, jidx, axis=-2).reshape(1, n, 2).cast(rhs.dtype)
+  # a joint already past a bound may not go further, but the step does not project it back: that is the Jacobi
+  # iterations' job, and projecting here too (along D_j, whose momentum-cancelling part moves the whole tree) pumps
+  # energy against contacts: measured, the ant's ankles driven below their range by the floor gained 1400 rad/s
+  lo, hi = rng[..., 0].minimum(q), rng[..., 1].maximum(q)
+  lim = (jscalar(model, "jnt_limited", jidx) > 0).cast(rhs.dtype).reshape(1, n)
+  eye = Tensor([[float(i == k) for k in range(n)] for i in range(n)], dtype=rhs.dtype, device=rhs.device)
+  eye = eye.reshape(1, n, n)
+  pin = q * 0.0
+  for _ in range(passes):
+    pin = pin.maximum(lim * ((q + d < lo) | (q + d > hi)).cast(rhs.dtype))
+    held = (q + d).maximum(lo).minimum(hi) - q
+    free = 1.0 - pin
+    Kh = K * free.reshape(B, n, 1) * free.reshape(B, 1, n) + eye * pin.reshape(B, 1, n)
+    r = free * (rhs - (K * (pin * held).reshape(B, 1, n)).sum(-1)) + pin * held
+    d = _solve_batched(Kh, r.reshape(B, n, 1)).reshape(B, n)
+  return d.reshape(B, n, 1, 1)
 
 
 def armed_trees(model) -> list[ArmTree]:

@@ -131,12 +131,13 @@ def contact_sum(body: Tensor, res: Tensor) -> Tensor:
 
 
 def solve(model, packed: Tensor, lam: dict, h: float, plan: ContactPlan | None = None,
-          contacts: Tensor | None = None, clam: Tensor | None = None, ctrl: Tensor | None = None
-          ) -> tuple[Tensor, dict, Tensor | None]:
+          contacts: Tensor | None = None, clam: Tensor | None = None, ctrl: Tensor | None = None,
+          joints: bool = True) -> tuple[Tensor, dict, Tensor | None]:
   """One Jacobi iteration over every joint and contact: the constraint kernels, then one kernel that averages and
   applies. clam: the previous iteration's contact result (its multipliers), None on the first. Returns the new
-  working state, joint multipliers and contact result. ctrl (B, nact): the position servos' targets."""
-  corrections, lam = solve_constraints(model, packed, lam, h, ctrl)
+  working state, joint multipliers and contact result. ctrl (B, nact): the position servos' targets. joints=False:
+  the contacts alone (the armature stage's last word, oracle/step.py)."""
+  corrections, lam = solve_constraints(model, packed, lam, h, ctrl) if joints else ([], lam)
   if not corrections and plan is None: return packed, lam, None
   x, q, v, w, disp, rot = unpack_work(packed)
   counts = const([float(n) for n in joint_counts(model)], packed)

@@ -54,7 +54,11 @@ def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: Contact
   lam, clam = init_lambda(model), None
   for _ in range(model.iterations):
     packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl)
-  if any(model.jnt_armature): packed = armature(model, packed, pred, start, h, ctrl).contiguous()
+  if any(model.jnt_armature):
+    packed = armature(model, packed, pred, start, h, ctrl).contiguous()
+    # the contacts get the last word: the step, which sees inertia and the limits but not the contacts, may have moved
+    # bodies into them (the joints it keeps exactly; a second pass over them would apply the servos twice)
+    if plan is not None: packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl, joints=False)
   packed = recover(packed, h).contiguous()
   if plan is not None: packed = contact_velocity(model, plan, contacts, clam, packed, h)
   if damping: packed = joint_damping(model, packed, h, ctrl)

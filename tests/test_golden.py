@@ -1,10 +1,29 @@
 """The golden files (tests/golden.py) were computed from this tree's code: a stale one fails here, naming the command
 that rewrites it (its tests still pass, computing the reference live, only slower)."""
 import pytest
-from tests.golden import WRITE, stale
+from tests.golden import WRITE, _meaning, stale
 
 
 def test_golden_files_are_current():
   if WRITE: pytest.skip("make golden is rewriting the files")
   old = stale()
   assert not old, f"tests/golden/ has references computed from other code: {old}; run `make golden`"
+
+
+def test_golden_fingerprint_ignores_prose_not_code(tmp_path):
+  """A docstring, comment or blank-line edit leaves a file's fingerprint as it was; a code edit (a number, a string the
+  code uses) changes it."""
+  base = 'def f(x):\n  """Doc."""\n  y = x + 1  # why\n  return f"{y}\u00b2"\n'
+  variants = {
+    "docstring": base.replace("Doc.", "Longer doc, with \u03b8.\n  Two lines."),
+    "comment": base.replace("# why", "# a longer why, \u03b8"),
+    "blank lines": base.replace("\n  return", "\n\n\n  return"),
+    "number": base.replace("+ 1", "+ 2"),
+    "string": base.replace("\u00b2", "\u00b3"),
+  }
+  def meaning(text):
+    path = tmp_path / "m.py"
+    path.write_text(text)
+    return _meaning(path)
+  want = meaning(base)
+  assert [k for k, v in variants.items() if meaning(v) == want] == ["docstring", "comment", "blank lines"]

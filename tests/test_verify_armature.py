@@ -1,4 +1,4 @@
-"""PROTOTYPE (branch armature-oracle): oracle/armature.py's Newton step against bench/study_armature.py's numpy one
+"""oracle/armature.py's Newton step against bench/study_armature.py's numpy one
 (armature_solve, "joint_all"), one substep from MuJoCo's kicked state, float64."""
 from __future__ import annotations
 import re
@@ -62,6 +62,15 @@ def test_verify_armature_step_matches_the_study(name, tmp_path):
   got = got.numpy()[0]
   moved = np.abs(want - P).max()
   assert moved > 1e-8   # the step does something
-  np.testing.assert_allclose(got[:, :3], want[:, :3], atol=1e-12 + 1e-6 * moved)
-  np.testing.assert_allclose(got[:, 13:19], want[:, 13:19], atol=1e-12 + 1e-6 * moved)
+  # the study moves bodies along the motions' tangents, the stage by the exact turns they integrate to: a turn by
+  # theta moves a point at lever r off its tangent by at most theta^2 r / 2, and composed turns by their sum's square.
+  # Every joint's theta is its child's minus its parent's accumulated rotation (TH), the floating rigid turn the root's
+  turned = want[:, 16:19] - P[:, 16:19]
+  theta = sum(np.linalg.norm(turned[chi] - (turned[par] if par >= 0 else 0.0)) for par, chi, _, _ in tree.joints)
+  theta += np.abs(turned).max() * 3 ** 0.5
+  lever = np.abs(P[:, None, 0:3] - P[None, :, 0:3]).max() * 3 ** 0.5 + 1.0   # [m] bodies to anchors, generously
+  arc = theta ** 2 * lever / 2
+  np.testing.assert_allclose(got[:, :3], want[:, :3], atol=1e-12 + 1e-6 * moved + arc)
+  np.testing.assert_allclose(got[:, 13:16], want[:, 13:16], atol=1e-12 + 1e-6 * moved + arc)
+  np.testing.assert_allclose(got[:, 16:19], want[:, 16:19], atol=1e-12 + 1e-6 * moved)
   np.testing.assert_allclose(np.abs((got[:, 3:7] * want[:, 3:7]).sum(-1)), 1.0, atol=1e-12)

@@ -1,4 +1,4 @@
-"""PROTOTYPE (branch armature-oracle): scenes converted with their armature (engine/mjcf.py -> oracle/armature.py)
+"""Scenes converted with their armature (engine/mjcf.py -> oracle/armature.py)
 move as MuJoCo moves them, by the protocol of tests/test_verify_mjcf.py (1 deg over 1 s)."""
 from __future__ import annotations
 import sys
