@@ -327,7 +327,9 @@ class _Converter:
     out = {"name": self.name("joint", j), "type": kind, "parent": parent, "child": child,
            "anchor": [float(x) for x in d.xanchor[j]]}
     if kind != "ball": out["axis"] = [float(x) for x in d.xaxis[j]]
-    if kind != "ball" and m.jnt_limited[j]: out["range"] = [float(x) for x in m.jnt_range[j]]
+    # the scene's coordinate is 0 at the converted pose, qpos0, which is the joint's `ref`: MuJoCo's range is in qpos
+    ref = float(m.qpos0[m.jnt_qposadr[j]]) if kind != "ball" else 0.0
+    if kind != "ball" and m.jnt_limited[j]: out["range"] = [float(x) - ref for x in m.jnt_range[j]]
     damping = float(m.dof_damping[m.jnt_dofadr[j]])
     if kind == "ball" and len(set(m.dof_damping[m.jnt_dofadr[j]:m.jnt_dofadr[j] + 3])) > 1:
       self.fail(f"joint '{out['name']}': a ball joint's damping must be equal about its three axes")
@@ -354,7 +356,11 @@ class _Converter:
       return {**out, "type": "motor", "gear": float(gain[0]) * gear}
     if m.actuator_gaintype[a] == 0 and m.actuator_biastype[a] == 1 and kind == "hinge" and gear == 1:
       kp, kv = float(gain[0]), -float(bias[2])
-      if kp > 0 and bias[1] == -kp and bias[0] == 0: return {**out, "type": "position", "kp": kp, "kv": kv}
+      if kp > 0 and bias[1] == -kp and bias[0] == 0:
+        if m.qpos0[m.jnt_qposadr[j]] != 0:   # MuJoCo's target is a qpos, the scene's an angle from the converted pose
+          self.fail(f"actuator '{name}': a position servo on joint '{self.name('joint', j)}', whose ref is not 0, "
+                    "is not supported")
+        return {**out, "type": "position", "kp": kp, "kv": kv}
       if kp > 0 and bias[1] == 0 and bias[0] == 0 and bias[2] == -kp: return {**out, "type": "velocity", "kv": kp}
     self.fail(f"actuator '{name}': only motors (hinge, slide) and position/velocity servos with gear 1 (hinge) are "
               "converted")

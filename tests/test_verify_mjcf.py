@@ -180,11 +180,24 @@ def _xml(tmp_path: Path, body: str, extra: str = "") -> Path:
   ('<body name="a"><freejoint/><geom type="sphere" size="0.1"/><geom type="sphere" size="0.1" pos="0 0 1" '
    'contype="2" conaffinity="2"/></body><body name="b"><freejoint/><geom type="sphere" size="0.1"/></body>', "",
    "bodies 'a' and 'b': contype/conaffinity let some of their geoms touch and not others"),
+  ('<body name="b"><joint name="h" ref="10"/><geom type="sphere" size="0.1"/></body>',
+   '<actuator><position name="p" joint="h" kp="5"/></actuator>',
+   "actuator 'p': a position servo on joint 'h', whose ref is not 0, is not supported"),
 ])
 def test_verify_mjcf_unsupported_is_named(tmp_path, body, extra, expected):
   with pytest.raises(SceneError) as e:
     engine.load_scene(_xml(tmp_path, body, extra))
   assert str(e.value).startswith("MJCF file 'model.xml': ") and expected in str(e.value), str(e.value)
+
+
+def test_verify_mjcf_range_is_from_the_reference_pose(tmp_path):
+  """The scene's coordinate is 0 at MuJoCo's qpos0, which a joint's `ref` sets: its range is MuJoCo's minus ref."""
+  body = ('<body name="b"><joint name="h" ref="10" range="-20 60"/><geom type="sphere" size="0.1"/>'
+          '<body name="c" pos="0 0 -0.5"><joint name="s" type="slide" ref="0.1" range="-0.27 0.27"/>'
+          '<geom type="sphere" size="0.1"/></body></body>')
+  joints = {j["name"]: j for j in from_mjcf(_xml(tmp_path, body, '<compiler angle="degree"/>'))["joints"]}
+  np.testing.assert_allclose(joints["h"]["range"], np.radians([-30.0, 50.0]), rtol=1e-12)
+  np.testing.assert_allclose(joints["s"]["range"], [-0.37, 0.17], rtol=1e-12)
 
 
 def test_verify_mjcf_bad_files_carry_mujocos_message(tmp_path):
