@@ -213,7 +213,9 @@ def _limited(model, js: list[int], work: Tensor, K: Tensor, rhs: Tensor, passes:
   eye = eye.reshape(1, n, n)
   pin = q * 0.0
   for _ in range(passes):
-    pin = pin.maximum(lim * ((q + d < lo) | (q + d > hi)).cast(rhs.dtype))
+    # which joints are pinned is a constant mask: reverse mode differentiates the pinned solve, not the choice
+    out = ((q + d).detach() < lo.detach()) | ((q + d).detach() > hi.detach())
+    pin = pin.maximum(lim * out.detach().cast(rhs.dtype))
     held = (q + d).maximum(lo).minimum(hi) - q
     free = 1.0 - pin
     Kh = K * free.reshape(B, n, 1) * free.reshape(B, 1, n) + eye * pin.reshape(B, 1, n)

@@ -1,7 +1,8 @@
 """The golden files (tests/golden.py) were computed from this tree's code: a stale one fails here, naming the command
 that rewrites it (its tests still pass, computing the reference live, only slower)."""
 import pytest
-from tests.golden import WRITE, _meaning, stale
+import json
+from tests.golden import ROOT, WRITE, _meaning, stale
 
 
 def test_golden_files_are_current():
@@ -27,3 +28,12 @@ def test_golden_fingerprint_ignores_prose_not_code(tmp_path):
     return _meaning(path)
   want = meaning(base)
   assert [k for k, v in variants.items() if meaning(v) == want] == ["docstring", "comment", "blank lines"]
+
+
+def test_golden_unused_files_are_unused():
+  """tests/golden.py leaves oracle/armature.py out of the fingerprints because no reference's scene has armature:
+  every reference runs a shipped scene (scenes/, engine/tasks/scenes/) or one derived from it, and the tests that add
+  armature (test_*armature*.py, test_wgsl_bridge.py) read no golden file."""
+  scenes = sorted(ROOT.glob("scenes/*.json")) + sorted(ROOT.glob("engine/tasks/scenes/*.json"))
+  armed = [p.name for p in scenes if any(j.get("armature") for j in json.loads(p.read_text()).get("joints", []))]
+  assert not armed, f"{armed} have armature: drop oracle/armature.py from tests/golden.py UNUSED and run make golden"

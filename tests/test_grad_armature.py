@@ -1,0 +1,47 @@
+"""Reverse mode through the armature stage (oracle/armature.py, tinygrad autograd), by the dot-product test against
+float64 central differences: the double pendulum with armature on both hinges (a two-joint tree, G off-diagonal), and
+again with the elbow's range so narrow that the step ends on its bound (the limit rows and the step's pins act)."""
+import json
+import numpy as np
+import pytest
+import engine
+from tinygrad import Tensor
+from engine.grad import RolloutGrad
+from oracle.packed import pack_state, unpack_state
+from tests.helpers import F64, SCENES
+
+
+def _scene(limited: bool) -> dict:
+  scene = json.loads((SCENES / "double_pendulum.json").read_text())
+  for j, a in zip(scene["joints"], (0.05, 0.02)): j["armature"] = a
+  if limited: scene["joints"][1]["range"] = [-1e-4, 1e-4]   # the kick below turns the elbow by -3e-4 rad in the step
+  return scene
+
+
+@pytest.mark.parametrize("limited", [False, True], ids=["free", "limited"])
+def test_grad_armature_dot_product_one_step(limited):
+  """<u, J d> = <J^T u, d> for the map initial packed state -> packed state after one step, random u and d over the
+  positions and velocities. eps = 1e-7 as for the plain double pendulum (tests/test_grad_double_pendulum.py, where the
+  quotient's O(eps^2) error measured 2e-7 relative there)."""
+  model = engine.load_scene(_scene(limited), **F64)
+  s0 = engine.Simulator(model, batch=1).reset(seed=1, noise=0.5)
+  rng = np.random.default_rng(0)
+  p0 = pack_state(s0).numpy()
+  mask = np.zeros_like(p0)
+  mask[..., 0:3], mask[..., 7:13] = 1.0, 1.0
+  d, u = rng.normal(size=p0.shape) * mask, rng.normal(size=p0.shape)
+  rg = RolloutGrad(model)
+  def run(p):
+    final, _ = rg.forward(unpack_state(Tensor(p, **F64), s0.time), 1)
+    return pack_state(final).numpy()
+  eps = 1e-7
+  jd = (run(p0 + eps * d) - run(p0 - eps * d)) / (2 * eps)
+  _, checkpoints = rg.forward(s0, 1)
+  jtu, _ = rg.backward(checkpoints, Tensor(u, **F64))
+  lhs, rhs = float((u * jd).sum()), float((jtu.numpy() * d).sum())
+  if limited:   # the limit acts: the elbow (free: -3e-4 rad after the step) ends at its bound
+    from oracle.joints import joint_coords
+    elbow = float(joint_coords(model, Tensor(run(p0), **F64))[0].numpy()[0, 1])
+    assert abs(elbow + 1e-4) < 1e-5, elbow
+  print(f"limited={limited}: <u, J d> {lhs:.10g}, <J^T u, d> {rhs:.10g}, relative {abs(lhs - rhs) / abs(lhs):.2g}")
+  assert abs(lhs - rhs) <= 1e-6 * max(abs(lhs), 1.0), (lhs, rhs)
