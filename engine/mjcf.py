@@ -196,6 +196,7 @@ class _Converter:
       bodies.append(self.body(b, [k for k in range(m.nbody) if group[k] == b], joint_of.get(b)))
     joints = [self.joint(joint_of[b], names[group[m.body_parentid[b]]], names[b]) for b in roots
               if m.jnt_type[joint_of[b]] != FREE]
+    self.check_armed_trees(joints)
     distance = distance_joints(self, group, names)
     joints += [j for j, _ in distance]
     sites, tendons = sites_and_tendons(self, group, names, {t for _, t in distance})
@@ -209,6 +210,19 @@ class _Converter:
     self.collisions(scene, group, names, joint_of, distance)
     apply_extras(self, scene, self.extras)
     return scene
+
+  def check_armed_trees(self, joints: list[dict]) -> None:
+    """Armature needs a tree of hinges and slides (oracle/armature.py): refuse a ball joint in the tree of an armed
+    joint, by name, here rather than at the first step."""
+    tree = {}   # scene body -> its tree's root: the world, or a body no joint hangs from its parent
+    def root(b: str) -> str:
+      while b in tree: b = tree[b]
+      return b
+    for j in joints: tree[j["child"]] = j["parent"]
+    for armed in (j for j in joints if j.get("armature")):
+      ball = next((j for j in joints if j["type"] == "ball" and root(j["child"]) == root(armed["child"])), None)
+      if ball: self.fail(f"joint '{armed['name']}': armature needs a tree of hinges and slides; joint "
+                         f"'{ball['name']}' in its tree is a ball joint")
 
   def refuse(self) -> None:
     """Named errors for what the conversion has no counterpart for."""

@@ -44,8 +44,11 @@ def trees(model) -> list[ArmTree]:
     body = sub(b)
     seen.update(body)
     joints = tuple(j for j in range(model.njoint) if chi[j] in body)
-    bad = [model.jnt_type[j] for j in joints if model.jnt_type[j] not in ("hinge", "slide")]
-    if bad: raise ValueError(f"armature: tree of body {b} has {bad[0]} joints (hinges and slides only)")
+    bad = [j for j in joints if model.jnt_type[j] not in ("hinge", "slide")]
+    armed = [j for j in joints if model.jnt_armature[j]]
+    if bad and armed:   # only armed trees are refused: trees() also lists the others, which the stage skips
+      raise ValueError(f"joint '{model.jnt_name[armed[0]]}': armature needs a tree of hinges and slides; "
+                       f"joint '{model.jnt_name[bad[0]]}' in its tree is a {model.jnt_type[bad[0]]} joint")
     out.append(ArmTree(body, joints, tuple(sub(chi[j]) for j in joints), not up))
   return out
 

@@ -180,6 +180,9 @@ def _xml(tmp_path: Path, body: str, extra: str = "") -> Path:
   ('<body name="a"><freejoint/><geom type="sphere" size="0.1"/><geom type="sphere" size="0.1" pos="0 0 1" '
    'contype="2" conaffinity="2"/></body><body name="b"><freejoint/><geom type="sphere" size="0.1"/></body>', "",
    "bodies 'a' and 'b': contype/conaffinity let some of their geoms touch and not others"),
+  ('<body name="b"><joint name="s" type="ball"/><geom type="sphere" size="0.1"/><body name="c" pos="0 0 -1">'
+   '<joint name="h" armature="0.1"/><geom type="sphere" size="0.1"/></body></body>', "",
+   "joint 'h': armature needs a tree of hinges and slides; joint 's' in its tree is a ball joint"),
   ('<body name="b"><joint name="h" ref="10"/><geom type="sphere" size="0.1"/></body>',
    '<actuator><position name="p" joint="h" kp="5"/></actuator>',
    "actuator 'p': a position servo on joint 'h', whose ref is not 0, is not supported"),

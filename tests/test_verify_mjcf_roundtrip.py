@@ -8,6 +8,7 @@ same, array by array, within 1e-12 relative. Colours are float32 in MuJoCo; the 
 that float32, so a colour given to 7 digits comes back.
 """
 from __future__ import annotations
+import json
 import math
 import subprocess
 import sys
@@ -128,6 +129,16 @@ def test_verify_mjcf_round_trip_keeps_what_mjcf_has_no_attribute_for(tmp_path):
   assert model_differences(scene, back) == []
   xml = to_mjcf(scene)
   assert 'filterparent="disable"' in xml and "<exclude" in xml and 'polycoef="' in xml
+
+
+def test_verify_mjcf_round_trip_keeps_armature(tmp_path):
+  """Two hinges' armature (oracle/armature.py) go out as MJCF's `armature` and come back."""
+  scene = json.loads((ROOT / "scenes" / "double_pendulum.json").read_text())
+  for j, a in zip(scene["joints"], (0.05, 0.02)): j["armature"] = a
+  scene = load_scene_dict(scene)
+  back = round_trip(scene, tmp_path)
+  assert [j.get("armature") for j in back["joints"]] == [0.05, 0.02]
+  assert differences(scene, back) == [] and model_differences(scene, back) == []
 
 
 @pytest.mark.parametrize("edit, expected", [
