@@ -2,6 +2,7 @@
 
   python bench/study_armature_limits.py pendulum   # armed pendulum vs the same with the armature as body inertia
   python bench/study_armature_limits.py ant [KICK] # Gymnasium's ant without its floor, inside its ranges, vs MuJoCo
+  python bench/study_armature_limits.py drop       # Gymnasium's ant dropped onto its floor from rest, and MuJoCo's
 
 pendulum: hinged to the world, range [-0.4, 0.3] rad, 1 kg, inertia 0.05 kg m^2, kicked at 3 rad/s into its upper
 bound; with armature 0.04 on the hinge, and again with 0.04 added to its inertia about the axis instead (exact for a
@@ -91,8 +92,36 @@ def ant(kick: float) -> None:
                                 f"near a bound so far: {sorted(near)}", flush=True)
 
 
+def drop() -> None:
+  """Gymnasium's ant.xml with its floor, from its reference pose at rest (this engine: ankles at their nearest bound,
+  Simulator.reset), 2 s: torso height, joint angles and the fastest body, beside MuJoCo's from its qpos0."""
+  import gymnasium
+  import mujoco
+  from engine.mjcf import MJCFWarning, from_mjcf
+  from engine.parity import simulator
+  from engine.scene import load_scene_dict
+  from oracle.joints import joint_coords
+  from oracle.packed import pack_state
+  path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", MJCFWarning)
+    scene = load_scene_dict(from_mjcf(path))
+  sim = simulator(scene, "oracle", 1, **F64)
+  state = sim.rollout(sim.reset(), int(round(2.0 / scene["dt"])))
+  q = joint_coords(sim.model, pack_state(state, sim.model))[0].numpy()[0]
+  speed = np.linalg.norm(state.body_vel.numpy()[0], axis=-1).max()
+  print(f"engine: torso {state.body_pos.numpy()[0, 0, 2]:.3f} m, joints {np.degrees(q).round(1)} deg, fastest body "
+        f"{speed:.2g} m/s")
+  m = mujoco.MjModel.from_xml_path(str(path))
+  d = mujoco.MjData(m)
+  mujoco.mj_step(m, d, nstep=int(round(2.0 / m.opt.timestep)))
+  print(f"MuJoCo: torso {d.qpos[2]:.3f} m, joints {np.degrees(d.qpos[7:]).round(1)} deg, largest qvel "
+        f"{np.abs(d.qvel).max():.2g}")
+
+
 if __name__ == "__main__":
   what = sys.argv[1] if len(sys.argv) > 1 else "pendulum"
   if what == "pendulum":
     for limited in (False, True): print(f"range {'on' if limited else 'off'}: worst {pendulum(limited):.4f} deg")
+  elif what == "drop": drop()
   else: ant(float(sys.argv[2]) if len(sys.argv) > 2 else 2.0)
