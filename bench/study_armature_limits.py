@@ -54,20 +54,14 @@ def pendulum(limited: bool) -> float:
 def ant(kick: float) -> None:
   import gymnasium
   import mujoco
-  from engine.mjcf import MJCFWarning, bodies_from_mujoco, compile_mjcf, from_mjcf
+  from engine.mjcf import bodies_from_mujoco
   from engine.npquat import quat_conj, quat_mul
   from engine.parity import simulator
-  from engine.scene import load_scene_dict
-  from tests.test_verify_mjcf import FINE, _angle, _state
+  from tests.test_verify_mjcf import FINE, _angle, _state, converted
   src = (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml").read_text()
   path = Path("/tmp/ant_nofloor.xml")
   path.write_text(re.sub(r'<geom[^>]*name="floor"[^>]*/>', "", src))
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore", MJCFWarning)
-    scene = load_scene_dict(from_mjcf(path))
-  m, d = compile_mjcf(path)
-  d0 = mujoco.MjData(m)
-  mujoco.mj_kinematics(m, d0)
+  scene, m, d, d0 = converted(path)
   for k in range(m.njnt):
     if m.jnt_limited[k]: d.qpos[m.jnt_qposadr[k]] = m.jnt_range[k].mean()
   d.qvel[:] = np.random.default_rng(0).normal(0.0, kick, m.nv)

@@ -184,6 +184,21 @@ def loss_t(state) -> Tensor:
   return (state.body_pos[0, -1] * Tensor(W, **F64)).sum()
 
 
+def dot_product_case(model, seed: int = 1, noise: float = 0.5):
+  """The dot-product test's inputs, <u, J d> = <J^T u, d> for one step (tests/test_grad_*.py): (s0, p0, d, u, rg),
+  the kicked initial state and its packed array, d random over the positions and velocities, u over everything
+  (numpy's rng 0), and engine.grad.RolloutGrad(model)."""
+  import engine
+  from engine.grad import RolloutGrad
+  from oracle.packed import pack_state
+  s0 = engine.Simulator(model, batch=1).reset(seed=seed, noise=noise)
+  rng = np.random.default_rng(0)
+  p0 = pack_state(s0).numpy()
+  mask = np.zeros_like(p0)
+  mask[..., 0:3], mask[..., 7:13] = 1.0, 1.0
+  return s0, p0, rng.normal(size=p0.shape) * mask, rng.normal(size=p0.shape), RolloutGrad(model)
+
+
 def reference(name: str, inputs: dict, compute, sources: tuple[str, ...] = SOURCES) -> dict[str, np.ndarray]:
   """golden() (tests/golden.py) with compute()'s own source among the inputs: the file is recomputed when the test's
   reference code changes, not only the physics (sources: the code it depends on, tests/golden.py SOURCES or ENVS)."""

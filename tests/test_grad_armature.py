@@ -2,13 +2,11 @@
 float64 central differences: the double pendulum with armature on both hinges (a two-joint tree, G off-diagonal), and
 again with the elbow's range so narrow that the step ends on its bound (the limit rows and the step's pins act)."""
 import json
-import numpy as np
 import pytest
 import engine
 from tinygrad import Tensor
-from engine.grad import RolloutGrad
 from oracle.packed import pack_state, unpack_state
-from tests.helpers import F64, SCENES
+from tests.helpers import F64, SCENES, dot_product_case
 
 
 def _scene(limited: bool) -> dict:
@@ -24,13 +22,7 @@ def test_grad_armature_dot_product_one_step(limited):
   positions and velocities. eps = 1e-7 as for the plain double pendulum (tests/test_grad_double_pendulum.py, where the
   quotient's O(eps^2) error measured 2e-7 relative there)."""
   model = engine.load_scene(_scene(limited), **F64)
-  s0 = engine.Simulator(model, batch=1).reset(seed=1, noise=0.5)
-  rng = np.random.default_rng(0)
-  p0 = pack_state(s0).numpy()
-  mask = np.zeros_like(p0)
-  mask[..., 0:3], mask[..., 7:13] = 1.0, 1.0
-  d, u = rng.normal(size=p0.shape) * mask, rng.normal(size=p0.shape)
-  rg = RolloutGrad(model)
+  s0, p0, d, u, rg = dot_product_case(model)
   def run(p):
     final, _ = rg.forward(unpack_state(Tensor(p, **F64), s0.time), 1)
     return pack_state(final).numpy()

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import engine
 from tinygrad import Tensor
-from engine.grad import RolloutGrad, rollout_grad
+from engine.grad import rollout_grad
 from oracle.packed import pack_state, unpack_state
-from tests.helpers import EPS, F64, SCENES, fd_batch, loss_t, reference
+from tests.helpers import EPS, F64, SCENES, dot_product_case, fd_batch, loss_t, reference
 
 # both tests differentiate the double pendulum's substep: in one worker, the second reuses the first's kernels
 pytestmark = pytest.mark.xdist_group("double_pendulum_f64")
@@ -33,14 +33,7 @@ def test_grad_dot_product_one_step():
   the difference quotient's O(eps^2) error measured 2e-3, 2e-5, 2e-7 relative at eps = 1e-5, 1e-6, 1e-7, converging
   on the adjoint's value, hence eps = 1e-7 here."""
   model = engine.load_scene(SCENES / "double_pendulum.json", **F64)
-  sim = engine.Simulator(model, batch=1)
-  s0 = sim.reset(seed=1, noise=0.5)
-  rng = np.random.default_rng(0)
-  p0 = pack_state(s0).numpy()
-  mask = np.zeros_like(p0)
-  mask[..., 0:3], mask[..., 7:13] = 1.0, 1.0
-  d, u = rng.normal(size=p0.shape) * mask, rng.normal(size=p0.shape)
-  rg = RolloutGrad(model)
+  s0, p0, d, u, rg = dot_product_case(model)
   eps = 1e-7
   def compute():   # J d: the float64 reference (tests/golden.py)
     def run(p):

@@ -41,14 +41,21 @@ def _state(sim, arrays: dict) -> object:
   return sim.reset().replace(body_pos=t["pos"], body_quat=t["quat"], body_vel=t["vel"], body_angvel=t["angvel"])
 
 
-def trajectory_errors(path: Path, seconds: float = 1.0) -> tuple[float, float]:
-  """(worst joint angle error [rad], worst slide error [m]) of the converted scene against MuJoCo over `seconds`."""
+def converted(path: Path) -> tuple[dict, object, object, object]:
+  """(the converted scene, MuJoCo's model, its data at qpos0 to start from, and a second at qpos0 with its kinematics:
+  the reference pose bodies_from_mujoco maps from)."""
   with warnings.catch_warnings():
     warnings.simplefilter("ignore", MJCFWarning)
     scene = load_scene_dict(from_mjcf(path))
   m, d = compile_mjcf(path)
   d0 = mujoco.MjData(m)
   mujoco.mj_kinematics(m, d0)
+  return scene, m, d, d0
+
+
+def trajectory_errors(path: Path, seconds: float = 1.0) -> tuple[float, float]:
+  """(worst joint angle error [rad], worst slide error [m]) of the converted scene against MuJoCo over `seconds`."""
+  scene, m, d, d0 = converted(path)
   d.qvel[:] = np.random.default_rng(0).normal(0.0, 0.5, m.nv)
   mujoco.mj_forward(m, d)
   sim = cached_simulator(scene, "oracle", 1, dtypes.float64, "CPU")
