@@ -180,9 +180,8 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
 
 def _turn(axis: Tensor, angle: Tensor) -> Tensor:
   """The unit quaternion (B, 4) turning by angle * |axis| about axis (B, 3) (angle (B, 1)), |axis| 1 or 0."""
-  half = angle * axis.square().sum(-1, keepdim=True).sqrt() * 0.5
   norm = axis.square().sum(-1, keepdim=True).sqrt()
-  unit = axis / norm.maximum(1e-30)
+  half, unit = angle * norm * 0.5, axis / norm.maximum(1e-30)
   return Tensor.cat(half.cos(), unit * half.sin(), dim=-1)
 
 
@@ -217,8 +216,9 @@ def _limited(model, js: list[int], work: Tensor, K: Tensor, rhs: Tensor, passes:
   pin = q * 0.0
   for _ in range(passes):
     # which joints are pinned is a constant mask: reverse mode differentiates the pinned solve, not the choice
-    out = ((q + d).detach() < lo.detach()) | ((q + d).detach() > hi.detach())
-    pin = pin.maximum(lim * out.detach().cast(rhs.dtype))
+    moved = (q + d).detach()
+    # (the mask itself detached too: tinygrad 0.14 otherwise asks the OR for a gradient, measured)
+    pin = pin.maximum(lim * ((moved < lo.detach()) | (moved > hi.detach())).detach().cast(rhs.dtype))
     held = (q + d).maximum(lo).minimum(hi) - q
     free = 1.0 - pin
     Kh = K * free.reshape(B, n, 1) * free.reshape(B, 1, n) + eye * pin.reshape(B, 1, n)
