@@ -38,7 +38,7 @@ from engine.npquat import mat_to_quat, quat_mul, quat_to_mat
 from engine.mjcf_tendons import TRN_TENDON, apply_extras, distance_joints, muscle, read_extras, refuse_tendons, \
   sites_and_tendons
 from engine.mjcf_write import PREFIX
-from engine.scene_schema import SceneError
+from engine.scene_schema import SceneError, armed_tree_conflict
 
 # mjtGeom, mjtJoint, mjtTrn, mjtGain, mjtBias, mjtDyn (mujoco/mjmodel.h)
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
@@ -212,17 +212,9 @@ class _Converter:
     return scene
 
   def check_armed_trees(self, joints: list[dict]) -> None:
-    """Armature needs a tree of hinges and slides (oracle/armature.py): refuse a ball joint in the tree of an armed
-    joint, by name, here rather than at the first step."""
-    tree = {}   # scene body -> its tree's root: the world, or a body no joint hangs from its parent
-    def root(b: str) -> str:
-      while b in tree: b = tree[b]
-      return b
-    for j in joints: tree[j["child"]] = j["parent"]
-    for armed in (j for j in joints if j.get("armature")):
-      ball = next((j for j in joints if j["type"] == "ball" and root(j["child"]) == root(armed["child"])), None)
-      if ball: self.fail(f"joint '{armed['name']}': armature needs a tree of hinges and slides; joint "
-                         f"'{ball['name']}' in its tree is a ball joint")
+    """Armature needs a tree of hinges and slides (engine/scene_schema.py armed_tree_conflict): refused here, naming
+    the joints, rather than when the scene is loaded."""
+    if bad := armed_tree_conflict(joints): self.fail(bad[1])
 
   def refuse(self) -> None:
     """Named errors for what the conversion has no counterpart for."""

@@ -78,17 +78,19 @@ BATCH = 16
 
 
 def compare_cases(src, cases: list[tuple[int, float]], batch: int = BATCH, seed: int = 0, judge: bool = True,
-                  simulator=simulator, reference=float64_reference) -> list[Result]:
+                  simulator=simulator, reference=float64_reference, states: list | None = None) -> list[Result]:
   """Per case (steps, noise), per state field: max |wgsl - oracle32| ("diff"), max |oracle32 - oracle64|
   ("oracle_err"), max |wgsl - oracle64| ("wgsl_err") and wgsl_err - oracle_err ("excess"), after `steps` env-steps
   from kicked_states(noise). Every backend and dtype compiles once for all cases. src: a scene path or dict.
   judge=False runs the float64 oracle only when some field differs by more than JUDGE_BELOW (the tests: it is the
   most expensive compile); otherwise oracle_err and wgsl_err read NaN. simulator: as in run(); reference(scene,
-  runs): the float64 truth (the tests read it from a golden file)."""
+  runs): the float64 truth (the tests read it from a golden file). states: per case, the (packed, ctrl) to start
+  from instead of the kicked states (its noise then unused)."""
   scene = load_scene_dict(src)
   model = build_model(scene)
   check_supported(model)   # before the oracle's compiles: a scene the kernel cannot run fails at once
-  runs = [(*kicked_states(model, batch, seed, noise), steps) for steps, noise in cases]
+  runs = [(*(states[i] if states else kicked_states(model, batch, seed, noise)), steps)
+          for i, (steps, noise) in enumerate(cases)]
   ref = run(scene, "oracle", runs, simulator=simulator)
   got = run(scene, "wgsl", runs, device="WEBGPU", simulator=simulator)
   if judge or any(np.abs(g - r).max() > JUDGE_BELOW for g, r in zip(got, ref)):

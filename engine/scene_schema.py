@@ -116,6 +116,7 @@ def validate(raw, default_name: str = "scene") -> dict:
       _fail(f"joints[{j}].name", f"duplicate joint name {joint['name']!r} (also {seen[joint['name']]})")
     seen[joint["name"]] = f"joints[{j}]"
     out["joints"].append(joint)
+  if bad := armed_tree_conflict(out["joints"]): _fail(f"joints[{bad[0]}].armature", bad[1])
   # the site, tendon and actuator checks live in their own files (they use this file's leaf checks)
   from engine.scene_actuators import actuators
   from engine.scene_tendons import sites, tendons
@@ -281,6 +282,30 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
   if not isinstance(collide, bool): _fail(f"{path}.collide", f"expected true or false, got {show(collide)}")
   out["collide"] = collide
   return out
+
+
+def armed_tree_conflict(joints: list[dict]) -> tuple[int, str] | None:
+  """(index, message) of the first joint with armature whose tree (the bodies its joints connect, the world apart) is
+  not one of hinges and slides, each body hanging from at most one joint: the armature stage's step moves the tree
+  in those joints' coordinates (oracle/armature.py trees). None when every armed tree is."""
+  up = {}   # body -> the body it hangs from, for the union of the joints' bodies
+  def root(b: str) -> str:
+    while b in up: b = up[b]
+    return b
+  for j in joints:
+    a, b = root(j["parent"]), root(j["child"])
+    if j["parent"] != "world" and a != b: up[b] = a
+  for k, armed in enumerate(joints):
+    if not armed.get("armature"): continue
+    tree = [j for j in joints if root(j["child"]) == root(armed["child"])]
+    if bad := next((j for j in tree if j["type"] not in ("hinge", "slide")), None):
+      return k, (f"joint '{armed['name']}': armature needs a tree of hinges and slides; joint '{bad['name']}' in its "
+                 f"tree is a {bad['type']} joint")
+    children = [j["child"] for j in tree]
+    if twice := next((c for c in children if children.count(c) > 1), None):
+      return k, (f"joint '{armed['name']}': armature needs a tree of hinges and slides; body '{twice}' in its tree "
+                 "hangs from two joints")
+  return None
 
 
 # --- leaf checks: each returns a plain Python value or raises SceneError naming the path ---

@@ -11,7 +11,7 @@ fn damping_impulse(j: u32, s1: Side, s2: Side, h: f32) -> Damping {
   let t = JNT_TYPE[j];
   let par = JNT_PARENT[j];
   let chi = JNT_CHILD[j];
-  var coef = p1(OFF_JNT_DAMPING + j);
+  var coef = p1(OFF_JNT_DAMPING + j) * JNT_UNARMED[j];   // an armed tree's damping is the armature stage's
   var goal = 0.0;
   let a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
   if (t == HINGE) {

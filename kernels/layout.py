@@ -27,9 +27,11 @@ class Unsupported(NotImplementedError):
 def check_supported(model: Model) -> None:
   if dtypes.float32 != model.body_inv_mass.dtype:
     raise Unsupported(f"{model.name}: the WGSL kernel is float32 only, the model is {model.body_inv_mass.dtype}")
-  if any(model.jnt_armature):   # the stage is in oracle/armature.py only
-    raise Unsupported(f"{model.name}: the WGSL kernel has no armature stage yet (joint "
-                      f"'{model.jnt_name[next(j for j, a in enumerate(model.jnt_armature) if a)]}'); use the oracle")
+  from oracle.armature import armed_trees
+  big = [t for t in armed_trees(model) if len(t.joints) > 32]
+  if big:   # kernels/armature.wgsl ARM_SUB: a body's subtree membership is a 32-bit mask over its tree's joints
+    raise Unsupported(f"{model.name}: the WGSL armature stage takes trees of at most 32 joints; joint "
+                      f"'{model.jnt_name[big[0].joints[0]]}' roots one of {len(big[0].joints)}; use the oracle")
 
 
 def model_batch(model: Model) -> int:
@@ -127,10 +129,10 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
 
 
 def state_bytes(model: Model) -> int:
-  """Bytes of one env's working state (the `var<env>` arrays of kernels/xpbd_step.wgsl) in WGSL's layout: seven
-  vec3 arrays (stride 16) and a Quat array (stride 32) per body, a Correction (64) and LAMW f32 per joint, an f32
-  per muscle."""
-  return (max(model.nbody, 1) * (7 * 16 + 32) + max(model.njoint, 1) * (64 + 4 * max(NLAM.values()))
+  """Bytes of one env's working state (the `var<env>` arrays of kernels/xpbd_step.wgsl and armature.wgsl) in WGSL's
+  layout: seven vec3 arrays (stride 16) and a Quat array (stride 32) per body, a Correction (64), LAMW f32 and the
+  armature stage's rate (4) per joint, an f32 per muscle."""
+  return (max(model.nbody, 1) * (7 * 16 + 32) + max(model.njoint, 1) * (64 + 4 * max(NLAM.values()) + 4)
           + 4 * max(packed.nmuscle(model), 1))
 
 

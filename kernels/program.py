@@ -19,6 +19,7 @@ from kernels.layout import (Unsupported, check_supported, contact_tables, model_
                             state_rows)
 from kernels.tape import tape_declaration, tape_layout
 from oracle import broadphase, contacts, math3, muscle, packed
+from oracle.armature import armed_joints, armed_trees
 from oracle.collide import NARROWPHASE, box, box_box, primitives
 from oracle.constraints import CONSTRAINTS, NLAM
 from oracle.joint_damping import has_damping
@@ -32,8 +33,8 @@ from oracle.xpbd import EPS
 # per stage of oracle/step.py STAGES (each defining `fn <stage>`), then the pair functions (COLLIDE_FILES, which also
 # make a program of their own: collide_source). tests/test_wgsl_bridge.py checks this list against the oracle's files.
 STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl", "broadphase.wgsl", "motor_loads.wgsl",
-              "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl", "recover.wgsl", "contact_velocity.wgsl",
-              "joint_damping.wgsl", "activation.wgsl", "muscle.wgsl", "tendon.wgsl")
+              "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl", "armature.wgsl", "recover.wgsl",
+              "contact_velocity.wgsl", "joint_damping.wgsl", "activation.wgsl", "muscle.wgsl", "tendon.wgsl")
 COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "box_box.wgsl")
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
 # the backward kernel's adjoints (issue 17, in progress): `<name>_adj` per forward function, in files named as the
@@ -139,8 +140,35 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
+  if any(model.jnt_armature):   # kernels/armature.wgsl has no adjoint yet
+    why.append(f"armature (joint '{model.jnt_name[next(j for j, a in enumerate(model.jnt_armature) if a)]}')")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
+
+
+def armature_tables(model: Model) -> list[str]:
+  """The armature stage's constants (kernels/armature.wgsl, from oracle/armature.py armed_trees): the armed trees'
+  joints and bodies as CSR tables, whether each floats, per body the bit mask of its tree's joints whose subtree
+  holds it, each joint's armature (static, as in the Model) and whether its tree is armed (joint_damping leaves those
+  to the stage), and the motors on armed joints (motor_loads leaves them to the stage too)."""
+  tr = armed_trees(model)
+  n = max((len(t.joints) for t in tr), default=1)
+  sub = [0] * model.nbody
+  for t in tr:
+    for k, s in enumerate(t.subtree):
+      for b in s: sub[b] |= 1 << k
+  jstart, bstart = [0], [0]
+  for t in tr: jstart.append(jstart[-1] + len(t.joints)); bstart.append(bstart[-1] + len(t.bodies))
+  armed = armed_joints(model)
+  motors = [a for a, t in enumerate(model.act_type) if t == "motor" and model.jnt_armature[model.act_joint[a]]]
+  return [f"const {k}: u32 = {v}u;" for k, v in dict(NARMTREE=len(tr), ARM_MAX=n, ARM_R=max(n, 6),
+                                                     ARM_W=max(n, 6) + n, NARM_MOTOR=len(motors)).items()] + [
+    _table("ARM_JSTART", "u32", jstart), _table("ARM_JOINTS", "u32", [j for t in tr for j in t.joints]),
+    _table("ARM_BSTART", "u32", bstart), _table("ARM_BODIES", "u32", [b for t in tr for b in t.bodies]),
+    _table("ARM_FLOATS", "u32", [int(t.floats) for t in tr]), _table("ARM_SUB", "u32", sub),
+    _table("JNT_ARMATURE", "f32", [_f(a) for a in model.jnt_armature]),
+    _table("JNT_UNARMED", "f32", [_f(j not in armed) for j in range(model.njoint)]),
+    _table("ARM_MOTORS", "u32", motors)]
 
 
 def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, tape: dict | None = None) -> str:
@@ -149,7 +177,8 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
   counts = joint_counts(model)
   def servo(kind): return [next((a for a, (t, jj) in enumerate(zip(model.act_type, model.act_joint))
                                  if t == kind and jj == j), -1) for j in range(model.njoint)]
-  motors = [a for a, t in enumerate(model.act_type) if t == "motor"]
+  # an armed joint's motor loads its coordinate in the armature stage instead (oracle/motor_loads.py)
+  motors = [a for a, t in enumerate(model.act_type) if t == "motor" and not model.jnt_armature[model.act_joint[a]]]
   mus = muscle.muscles(model)
   seg_ten, seg_a, seg_b = segments(model)
   lines = [f"const {k}: u32 = {v}u;" for k, v in dict(
@@ -172,7 +201,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             _table("JOINT_ORDER", "u32", order),
             _table("COUNTS", "f32", [_f(n) for n in counts]), _table("JNT_POS_SERVO", "i32", servo("position")),
             _table("JNT_VEL_SERVO", "i32", servo("velocity")), _table("ACT_JOINT", "i32", list(model.act_joint)),
-            _table("MOTORS", "u32", motors),
+            _table("MOTORS", "u32", motors), *armature_tables(model),
             _table("MUSCLES", "u32", list(mus)), _table("MUS_TENDON", "u32", [model.act_tendon[a] for a in mus]),
             _table("SITE_BODY", "i32", list(model.site_body)), _table("SEG_TENDON", "u32", list(seg_ten)),
             _table("SEG_A", "u32", list(seg_a)), _table("SEG_B", "u32", list(seg_b)),

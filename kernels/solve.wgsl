@@ -81,9 +81,10 @@ fn joint_corrections(h: f32) {
 }
 
 // one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body
-// average
-fn solve(h: f32) {
-  joint_corrections(h);
+// average. joints = false: the contacts alone, averaged over the same counts (the armature stage's last word)
+fn solve(h: f32, joints: bool) {
+  if (joints) { joint_corrections(h); }
+  else { for (var j = lane; j < NJOINT; j += LANES) { jc[j] = zero_corr(); } }
   for (var k = lane; k < n_live_slots(); k += LANES) { contact(live_slot(k)); }
   barrier();   // every correction written, and no lane still reads the snapshot that the update below overwrites
   for (var b = lane; b < NBODY; b += LANES) {

@@ -82,6 +82,7 @@ fn body_rot(b: i32) -> vec3<f32> { if (b < 0) { return vec3<f32>(0.0); } return 
 // (kernels/adjoint/xpbd_step.wgsl); the
 // forward program's are empty (kernels/program.py header)
 fn substep(h: f32) {
+  if (NARMTREE > 0u) { armature_start(); }   // the armature stage's joint rates at the substep's start
   motor_loads();
   barrier();
   integrate(h);
@@ -89,7 +90,15 @@ fn substep(h: f32) {
   if (NSLOT > 0u) { narrowphase(); }
   init_lambda();
   barrier();
-  for (var it = 0u; it < ITERATIONS; it++) { if (NJOINT + NSLOT > 0u) { tape_iteration(it); solve(h); barrier(); } }
+  for (var it = 0u; it < ITERATIONS; it++) {
+    if (NJOINT + NSLOT > 0u) { tape_iteration(it); solve(h, true); barrier(); }
+  }
+  if (NARMTREE > 0u) {
+    armature(h);
+    barrier();
+    // the contacts get the last word (oracle/step.py): a pass over them alone
+    if (NSLOT > 0u) { solve(h, false); barrier(); }
+  }
   recover(h);
   barrier();
   if (NSLOT > 0u) { tape_contact_velocity(); contact_velocity(h); barrier(); }

@@ -9,6 +9,8 @@ then S substeps of h = dt / S, each:
 - integrate (oracle/integrate.py): semi-implicit Euler with those loads, gravity and the gyroscopic term;
 - narrowphase (oracle/narrowphase.py): the candidate pairs' contacts at the predicted poses;
 - solve (oracle/solve.py), K times: one Jacobi iteration over every joint and contact;
+- armature (oracle/armature.py), for a model with armature: one Newton step over the armed trees' joint coordinates,
+  then a last Jacobi pass over the contacts alone;
 - recover (oracle/recover.py): velocities from the substep's motion;
 - contact_velocity (oracle/contact_velocity.py): dynamic friction and restitution;
 - joint_damping (oracle/joint_damping.py): joint damping and velocity drives (skipped unless has_damping);
@@ -37,7 +39,7 @@ from oracle.solve import init_lambda, solve
 from oracle.types import Model
 
 # one file per stage in oracle/ and in kernels/, each defining a function of its name (tests/test_wgsl_bridge.py)
-STAGES = ("broadphase", "motor_loads", "integrate", "narrowphase", "solve", "recover", "contact_velocity",
+STAGES = ("broadphase", "motor_loads", "integrate", "narrowphase", "solve", "armature", "recover", "contact_velocity",
           "joint_damping", "activation")
 
 

@@ -36,9 +36,11 @@ ENVS = SOURCES + ("engine/env.py", "engine/rng.py", "engine/spaces.py", "engine/
 # the oracle's reverse mode, not the WGSL bridge, the envs or the trainers
 PHYSICS = ("oracle/**/*.py", "engine/scene*.py", "engine/mass.py", "engine/simulator.py", "engine/stepping.py",
            "engine/grad_oracle.py", "engine/cpu_graph.py", "engine/tasks/scenes/*.json", "scenes/*.json")
-# files no reference runs, left out of every fingerprint: the armature stage runs only for a model with armature
-# (oracle/step.py), and no shipped scene has any (tests/test_golden.py checks), so its edits need no regeneration
+# files no shipped scene runs, left out of every fingerprint that does not name them: the armature stage runs only for
+# a model with armature (oracle/step.py), and no shipped scene has any (tests/test_golden.py checks), so its edits
+# stale only the references of armed models, which name it (ARMED)
 UNUSED = ("oracle/armature.py",)
+ARMED = SOURCES + UNUSED
 # "write": recompute every reference and write it (`make golden`); "update": recompute and write only the missing or
 # stale ones
 WRITE = os.environ.get("TINYXPBD_GOLDEN", "") in ("write", "update")
@@ -51,7 +53,8 @@ def code_fingerprint(sources: tuple[str, ...] = SOURCES) -> str:
   meaning is its syntax tree without docstrings (comments are not in it), a JSON file's its parsed value: an edit to
   the prose or the layout of a file does not stale the references computed from it."""
   h = hashlib.sha256()
-  for path in sorted({p for pattern in sources for p in ROOT.glob(pattern)} - {ROOT / u for u in UNUSED}):
+  for path in sorted({p for pattern in sources for p in ROOT.glob(pattern)} - {ROOT / u for u in UNUSED
+                                                                              if u not in sources}):
     h.update(str(path.relative_to(ROOT)).encode() + b"\0" + _meaning(path) + b"\0")
   return h.hexdigest()
 

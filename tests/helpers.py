@@ -49,14 +49,15 @@ def _digest(a) -> str | None:
   return None if a is None else hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]
 
 
-def golden_reference(scene: dict, runs: list) -> list[np.ndarray]:
+def golden_reference(scene: dict, runs: list, sources: tuple[str, ...] = SOURCES) -> list[np.ndarray]:
   """engine.parity.float64_reference from a golden file (tests/golden.py): the float64 oracle's states after run()'s
-  cases (packed, ctrl, steps), keyed by the scene and a digest of the cases."""
+  cases (packed, ctrl, steps), keyed by the scene and a digest of the cases. sources: the code it depends on."""
   from engine.parity import float64_reference
   inputs = {"scene": scene, "runs": [(_digest(p), _digest(c), steps) for p, c, steps in runs]}
   key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:10]
   out = golden(f"parity_{scene.get('name', 'scene')}_{key}", inputs,
-               lambda: {f"case{i}": a for i, a in enumerate(float64_reference(scene, runs, cached_simulator))})
+               lambda: {f"case{i}": a for i, a in enumerate(float64_reference(scene, runs, cached_simulator))},
+               sources)
   return [out[f"case{i}"] for i in range(len(runs))]
 
 

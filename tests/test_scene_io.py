@@ -306,6 +306,16 @@ BAD = [
   ("exclude unknown", ["contact"], {"exclude": [["bob", "bobb"]]}, "contact.exclude[0][1]", "unknown body 'bobb'"),
   ("exclude self", ["contact"], {"exclude": [["arm", "arm"]]}, "contact.exclude[0]", "excluded from itself"),
   ("exclude shape", ["contact"], {"exclude": [["bob"]]}, "contact.exclude[0]", "expected a pair of body names"),
+  ("armed ball", [*J0, "armature"], 0.1, "joints[0].armature", "joint 'joint0': armature needs a tree of hinges "
+   "and slides; joint 'joint1' in its tree is a ball joint"),
+  ("armed loop", ["joints"], [{"type": "hinge", "parent": "world", "child": "bob", "anchor": [0, 0, 2],
+                               "axis": [0, 1, 0]},
+                              {"type": "slide", "parent": "world", "child": "arm", "anchor": [1, 0, 1],
+                               "axis": [1, 0, 0]},
+                              {"type": "hinge", "parent": "bob", "child": "arm", "anchor": [1, 0, 1],
+                               "axis": [0, 1, 0], "armature": 0.1}],
+   "joints[2].armature", "joint 'joint2': armature needs a tree of hinges and slides; body 'arm' in its tree hangs "
+   "from two joints"),
 ]
 
 

@@ -96,18 +96,11 @@ def wgsl_body(src: str, name: str) -> str:
   raise ValueError(f"fn {name}: unbalanced braces")
 
 
-# oracle stages the WGSL kernel lacks; kernels/layout.check_supported refuses the models that use them, by name
-ORACLE_ONLY_STAGES = {"armature"}
-
-
 def test_verify_wgsl_names_mirror_the_oracle_stages():
   """One file per stage on each side, named after the function it defines: oracle/<stage>.py `def <stage>` and
   kernels/<stage>.wgsl `fn <stage>`, both exactly STAGES; and the kernel's entry point and substep call those
   stages in STAGES order. A stage file added on one side only, or missing from STAGES, fails here."""
   oracle = {p.stem for p in ORACLE.glob("*.py") if p.stem in py_functions(p, methods=False)}
-  # the one stage the kernel does not have yet: armature (issue 19), which it refuses by name instead
-  assert ORACLE_ONLY_STAGES <= oracle and not ORACLE_ONLY_STAGES & set(STAGES)
-  oracle -= ORACLE_ONLY_STAGES
   # kernels/box_box.wgsl defines fn box_box too: pair files are checked below, not stages
   kernel = {p.stem for p in KERNELS.glob("*.wgsl") if p.stem in wgsl_functions(p) and p.name not in COLLIDE_FILES}
   kernel -= {ENTRY}
@@ -116,9 +109,10 @@ def test_verify_wgsl_names_mirror_the_oracle_stages():
   assert {Path(p).name for p in SOURCES} == {p.name for p in KERNELS.glob("*.wgsl")}, "kernels/program.py SOURCES"
   src = "\n".join(Path(p).read_text() for p in SOURCES)
   defined = {f for p in SOURCES for f in wgsl_functions(Path(p))}
-  # calls that are no stage: the packed state's load and store, and the multipliers' reset, which the oracle's
-  # substep does too (oracle/solve.py init_lambda); barrier() and env_index() are the header's
-  plumbing = {"in3", "out3", "load_state", "init_lambda"}
+  # calls that are no stage: the packed state's load and store, the multipliers' reset, which the oracle's substep
+  # does too (oracle/solve.py init_lambda), and the armature stage's record of the joint rates at the substep's start
+  # (the oracle's stage reads them from the start state it is passed); barrier() and env_index() are the header's
+  plumbing = {"in3", "out3", "load_state", "init_lambda", "armature_start"}
   def stages(fn: str) -> list[str]:
     out: list[str] = []
     for f in re.findall(r"\b(\w+)\s*\(", wgsl_body(src, fn)):
@@ -174,6 +168,10 @@ ADJOINT_PARTS = {"dlam": "dlam = (-err - at lam) / (w + at), inside positional a
                  "segment_loads": "one segment's share of tendon_loads, reversed segment by segment"}
 
 
+# stages the backward kernel has no adjoint of yet; kernels/program.check_backward refuses their models by name
+FORWARD_ONLY = ("armature",)
+
+
 def test_verify_wgsl_adjoints_mirror_the_forward():
   """Every `fn <name>_adj` in kernels/adjoint/ reverses a forward `fn <name>` (or a part listed in ADJOINT_PARTS),
   each stage of the step but the broadphase has its `fn <stage>_adj` in kernels/adjoint/<stage>.wgsl, and the
@@ -183,7 +181,7 @@ def test_verify_wgsl_adjoints_mirror_the_forward():
   adjoint = {f[:-4] for p in (KERNELS / "adjoint").glob("*.wgsl") for f in wgsl_functions(p) if f.endswith("_adj")}
   assert not adjoint - forward - ADJOINT_PARTS.keys(), f"adjoints of no forward function: {adjoint - forward}"
   assert ADJOINT_PARTS.keys() <= adjoint, "stale ADJOINT_PARTS"
-  for stage in ("xpbd_step", *(s for s in STAGES if s != "broadphase")):
+  for stage in ("xpbd_step", *(s for s in STAGES if s not in ("broadphase", *FORWARD_ONLY))):
     assert f"{stage}_adj" in wgsl_functions(KERNELS / "adjoint" / f"{stage}.wgsl"), stage
   assert {f"adjoint/{p.name}" for p in (KERNELS / "adjoint").glob("*.wgsl")} == set(ADJOINT_FILES + BACKWARD_FILES)
 
@@ -265,12 +263,16 @@ def test_verify_wgsl_counts_dropped_pairs():
   assert got["oracle", "far"] == got["wgsl", "far"] == [0, 0]
 
 
-def test_verify_wgsl_refuses_the_oracle_only_stages_by_name():
-  """A model with armature (oracle/armature.py, no WGSL stage yet) is refused before anything compiles, naming the
-  joint and pointing at the oracle."""
+def test_verify_wgsl_backward_refuses_armature_by_name():
+  """The forward kernel steps a model with armature (kernels/armature.wgsl; tests/test_parity_wgsl_armature.py); the
+  backward kernel has no adjoint of that stage yet and refuses it before anything compiles, naming the joint and
+  pointing at the oracle."""
   from engine.scene import load_scene
+  from kernels.program import check_backward
   from kernels.layout import Unsupported, check_supported
   scene = json.loads((ROOT / "scenes" / "pendulum.json").read_text())
   scene["joints"][0]["armature"] = 0.05
-  with pytest.raises(Unsupported, match=f"joint '{scene['joints'][0]['name']}'.*use the oracle"):
-    check_supported(load_scene(scene))
+  model = load_scene(scene)
+  check_supported(model)
+  with pytest.raises(Unsupported, match=f"armature \\(joint '{scene['joints'][0]['name']}'\\).*use the oracle"):
+    check_backward(model)

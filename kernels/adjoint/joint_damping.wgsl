@@ -70,7 +70,7 @@ fn joint_damping_adj(h: f32) {
     let ro = rotate_adj(s1.q, jv(OFF_JNT_AXIS_PARENT, j), ga);
     g1.q = qadd(g1.q, ro.q);
     gjv(OFF_JNT_AXIS_PARENT, j, ro.v);
-    gp1(OFF_JNT_DAMPING + j, gcoef);
+    gp1(OFF_JNT_DAMPING + j, gcoef * JNT_UNARMED[j]);   // coef = damping * JNT_UNARMED + kv
     if (t == HINGE) {
       let ps = JNT_POS_SERVO[j];
       let vs = JNT_VEL_SERVO[j];

@@ -1,0 +1,262 @@
+// The armature stage (oracle/armature.py): after the Jacobi iterations, one Newton step of the implicit-Euler
+// objective over every joint coordinate of each armed tree (docs/mjcf.md "Armature" has the equations):
+//   (G + diag(A + c h)) d = A (h qdot0 - dq) - c h dq + h^2 tau - <D, x - x~>_M,   G_ij = <D_i, D_j>_M,
+// limited joints as an active set (arm_limited), then the rigid motions sum_j d_j D_j integrates to (exact turns,
+// leaves first). The header's tables (kernels/program.py armature_tables): the armed trees' joints (ARM_JOINTS from
+// ARM_JSTART[t], root first) and bodies (ARM_BODIES from ARM_BSTART[t]), whether each floats (ARM_FLOATS), and per
+// body the bit mask of its tree's joints whose subtree holds it (ARM_SUB, bit k: the tree's k-th joint).
+//
+// One lane runs each tree (a tree's step is one small dense solve; the substep's barrier follows). D_j is never
+// stored per body: its angular and linear velocity at body b (arm_dir) come from the joint's world axis, anchor and
+// the tree's rigid momentum-cancelling part (rw, rv) when it floats.
+
+var<env> arm_qd0: array<f32, NJOINT_ARR>;   // each armed joint's rate qdot0 at the substep's start
+
+// the joint's coordinate rate from the substep's start state (oracle/armature.py armature_step's qdot0: the
+// relative velocity, linear for a slide, angular for a hinge, along the axis as the parent held it)
+fn armature_start() {
+  for (var k = lane; k < ARM_JSTART[NARMTREE]; k += LANES) {
+    let j = ARM_JOINTS[k];
+    let par = JNT_PARENT[j];
+    let chi = u32(JNT_CHILD[j]);
+    let a0 = rotate(gather_side(par).q, jv(OFF_JNT_AXIS_PARENT, j));
+    var rel = body_angvel(i32(chi)) - body_angvel(par);
+    if (JNT_TYPE[j] == SLIDE) { rel = body_vel(i32(chi)) - body_vel(par); }
+    arm_qd0[j] = dot(rel, a0);
+  }
+}
+
+// a tree's joints at the working state: world axes, anchors, slide flags, and the floating part of each D_j
+struct ArmFrame { a: array<vec3<f32>, ARM_MAX>, p: array<vec3<f32>, ARM_MAX>, sl: array<f32, ARM_MAX>,
+                  rw: array<vec3<f32>, ARM_MAX>, rv: array<vec3<f32>, ARM_MAX> }
+struct Twist { w: vec3<f32>, v: vec3<f32> }
+
+// D_k's angular and linear velocity at body b (oracle: om, ve, with the floating part added when the tree floats)
+fn arm_dir(f: ptr<function, ArmFrame>, k: u32, b: u32, floats: bool) -> Twist {
+  let on = select(0.0, 1.0, ((ARM_SUB[b] >> k) & 1u) == 1u);
+  let a = (*f).a[k];
+  let sl = (*f).sl[k];
+  var om = a * (1.0 - sl) * on;
+  var ve = (cross(a, bx[b] - (*f).p[k]) * (1.0 - sl) + a * sl) * on;
+  if (floats) {
+    om = om + (*f).rw[k];
+    ve = ve + ((*f).rv[k] + cross((*f).rw[k], bx[b]));
+  }
+  return Twist(om, ve);
+}
+
+// I_w w = R (I (R^T w)) of body b
+fn arm_inertia(b: u32, w: vec3<f32>) -> vec3<f32> {
+  return rotate(bq[b], inv_rotate(bq[b], w) / p3(OFF_BODY_INV_INERTIA + 3u * b));
+}
+
+// K x = r by Gaussian elimination without pivoting (oracle/armature.py _solve_batched): the n x n system in the
+// first n columns of the first n rows of `m`, its right-hand sides in the next `cols` columns, replaced by x
+alias ArmAug = array<array<f32, ARM_W>, ARM_R>;
+fn arm_solve(m: ptr<function, ArmAug>, n: u32, cols: u32) {
+  for (var k = 0u; k < n; k++) {
+    for (var i = k + 1u; i < n; i++) {
+      let f = (*m)[i][k] / (*m)[k][k];
+      for (var c = 0u; c < n + cols; c++) { (*m)[i][c] = (*m)[i][c] - (*m)[k][c] * f; }
+    }
+  }
+  for (var ii = 0u; ii < n; ii++) {
+    let i = n - 1u - ii;
+    for (var c = n; c < n + cols; c++) {
+      var acc = (*m)[i][c];
+      for (var cc = i + 1u; cc < n; cc++) { acc = acc - (*m)[i][cc] * (*m)[cc][c]; }
+      (*m)[i][c] = acc / (*m)[i][i];
+    }
+  }
+}
+
+// the floating tree's momentum-cancelling rigid motion (rw, rv) of each D_k: the spatial inertia about the world
+// origin M6 [rw; rv] = -(the momentum of D_k's joint motion)
+fn arm_float(t: u32, f: ptr<function, ArmFrame>, n: u32) {
+  var m: ArmAug;
+  for (var r = 0u; r < ARM_R; r++) { for (var c = 0u; c < ARM_W; c++) { m[r][c] = 0.0; } }
+  for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
+    let b = ARM_BODIES[i];
+    let x = bx[b];
+    let mass = 1.0 / p1(OFF_BODY_INV_MASS + b);
+    for (var c = 0u; c < 3u; c++) {
+      var e = vec3<f32>(0.0);
+      e[c] = 1.0;
+      let top = arm_inertia(b, e) - cross(x, cross(x, e)) * mass;   // momentum of rw = e: angular, linear
+      let bot = -cross(x, e) * mass;
+      let trn = cross(x, e) * mass;                                 // of rv = e
+      for (var r = 0u; r < 3u; r++) {
+        m[r][c] += top[r];
+        m[r + 3u][c] += bot[r];
+        m[r][c + 3u] += trn[r];
+      }
+      m[c + 3u][c + 3u] += mass;
+    }
+    for (var k = 0u; k < n; k++) {
+      let d = arm_dir(f, k, b, false);
+      let ang = arm_inertia(b, d.w) + cross(x, d.v) * mass;
+      let lin = d.v * mass;
+      for (var r = 0u; r < 3u; r++) { m[r][6u + k] -= ang[r]; m[r + 3u][6u + k] -= lin[r]; }
+    }
+  }
+  arm_solve(&m, 6u, n);
+  for (var k = 0u; k < n; k++) {
+    (*f).rw[k] = vec3<f32>(m[0][6u + k], m[1][6u + k], m[2][6u + k]);
+    (*f).rv[k] = vec3<f32>(m[3][6u + k], m[4][6u + k], m[5][6u + k]);
+  }
+}
+
+// the joint's coordinate at the working state (oracle/joints.py joint_coords): hinge angle, slide position
+fn arm_coord(j: u32) -> f32 {
+  let s1 = gather_side(JNT_PARENT[j]);
+  let s2 = gather_side(JNT_CHILD[j]);
+  if (JNT_TYPE[j] == SLIDE) { return slide_frame(j, s1, s2).x; }
+  return hinge_angle(j, s1, s2).x;
+}
+
+// the Newton step d with the limits as an active set (oracle/armature.py _limited): a limited joint the step would
+// carry past its range (further past, when the iterations left it outside) is pinned at the bound, the others
+// re-solved with it held, twice; K and rhs in the first n rows of `m` (columns 0 .. n - 1 and n)
+fn arm_limited(t: u32, m: ptr<function, ArmAug>, n: u32) -> array<f32, ARM_MAX> {
+  var free_sys = *m;
+  arm_solve(&free_sys, n, 1u);
+  var d: array<f32, ARM_MAX>;
+  var q: array<f32, ARM_MAX>;
+  var lo: array<f32, ARM_MAX>;
+  var hi: array<f32, ARM_MAX>;
+  var pin: array<f32, ARM_MAX>;
+  for (var k = 0u; k < n; k++) {
+    let j = ARM_JOINTS[ARM_JSTART[t] + k];
+    d[k] = free_sys[k][n];
+    q[k] = arm_coord(j);
+    lo[k] = min(p1(OFF_JNT_RANGE + 2u * j), q[k]);
+    hi[k] = max(p1(OFF_JNT_RANGE + 2u * j + 1u), q[k]);
+    pin[k] = 0.0;
+  }
+  for (var sweep = 0u; sweep < 2u; sweep++) {
+    var held: array<f32, ARM_MAX>;
+    for (var k = 0u; k < n; k++) {
+      let j = ARM_JOINTS[ARM_JSTART[t] + k];
+      let moved = q[k] + d[k];
+      let past = p1(OFF_JNT_LIMITED + j) > 0.0 && (moved < lo[k] || moved > hi[k]);
+      pin[k] = max(pin[k], select(0.0, 1.0, past));
+      held[k] = min(max(q[k] + d[k], lo[k]), hi[k]) - q[k];
+    }
+    var s = *m;
+    for (var i = 0u; i < n; i++) {
+      var r = (*m)[i][n];
+      for (var k = 0u; k < n; k++) { r = r - (*m)[i][k] * (pin[k] * held[k]); }
+      s[i][n] = (1.0 - pin[i]) * r + pin[i] * held[i];
+      for (var k = 0u; k < n; k++) {
+        s[i][k] = (*m)[i][k] * (1.0 - pin[i]) * (1.0 - pin[k]) + select(0.0, pin[k], i == k);
+      }
+    }
+    arm_solve(&s, n, 1u);
+    for (var k = 0u; k < n; k++) { d[k] = s[k][n]; }
+  }
+  return d;
+}
+
+// the unit quaternion turning by angle |axis| about axis (|axis| 1 or 0; oracle/armature.py _turn)
+fn arm_turn(axis: vec3<f32>, angle: f32) -> Quat {
+  let norm = sqrt(dot(axis, axis));
+  let half = angle * norm * 0.5;
+  return Quat(cos(half), axis / max(norm, 1e-30) * sin(half));
+}
+
+// one armed tree's Newton step (oracle/armature.py armature_step)
+fn armature_tree(t: u32, h: f32) {
+  let j0 = ARM_JSTART[t];
+  let n = ARM_JSTART[t + 1u] - j0;
+  let floats = ARM_FLOATS[t] == 1u;
+  var f: ArmFrame;
+  for (var k = 0u; k < n; k++) {
+    let j = ARM_JOINTS[j0 + k];
+    let par = JNT_PARENT[j];
+    let qp = gather_side(par).q;
+    f.a[k] = rotate(qp, jv(OFF_JNT_AXIS_PARENT, j));
+    f.p[k] = gather_side(par).x + rotate(qp, jv(OFF_JNT_ANCHOR_PARENT, j));
+    f.sl[k] = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
+    f.rw[k] = vec3<f32>(0.0);
+    f.rv[k] = vec3<f32>(0.0);
+  }
+  if (floats) { arm_float(t, &f, n); }
+  // K = G + diag(A + c h) and the right-hand side, by bodies
+  var m: ArmAug;
+  for (var r = 0u; r < ARM_R; r++) { for (var c = 0u; c < ARM_W; c++) { m[r][c] = 0.0; } }
+  for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
+    let b = ARM_BODIES[i];
+    let mass = 1.0 / p1(OFF_BODY_INV_MASS + b);
+    let gw = bth[b] - bw[b] * h;   // x - x~: the prediction's D and TH are h v and h w (integrate)
+    let gv = bd[b] - bv[b] * h;
+    var tw: array<Twist, ARM_MAX>;
+    for (var k = 0u; k < n; k++) { tw[k] = arm_dir(&f, k, b, floats); }
+    for (var k = 0u; k < n; k++) {
+      let iom = arm_inertia(b, tw[k].w);
+      for (var i2 = 0u; i2 < n; i2++) { m[i2][k] += dot(tw[i2].w, iom) + dot(tw[i2].v, tw[k].v) * mass; }
+      m[k][n] -= dot(iom, gw) + dot(tw[k].v, gv) * mass;
+    }
+  }
+  for (var k = 0u; k < n; k++) {
+    let j = ARM_JOINTS[j0 + k];
+    let par = JNT_PARENT[j];
+    let chi = JNT_CHILD[j];
+    var acc = body_rot(chi) - body_rot(par);
+    if (JNT_TYPE[j] == SLIDE) { acc = body_disp(chi) - body_disp(par); }
+    let dq = dot(acc, f.a[k]);
+    let arm = JNT_ARMATURE[j];
+    let c = p1(OFF_JNT_DAMPING + j);
+    var tau = 0.0;
+    for (var i = 0u; i < NARM_MOTOR; i++) {
+      let a = ARM_MOTORS[i];
+      if (u32(ACT_JOINT[a]) == j) { tau = tau + act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a); }
+    }
+    m[k][n] += arm * (h * arm_qd0[j] - dq) - c * h * dq + h * h * tau;
+    m[k][k] += arm + c * h;
+  }
+  let d = arm_limited(t, &m, n);
+  // the bodies move by the rigid motions sum_k d_k D_k integrates to, leaves first (each axis still where it was
+  // computed); DISP and ROT take the motion, ROT to first order (sum_k d_k om_k) as the solve keeps it
+  var x0: array<vec3<f32>, NBODY_ARR>;
+  var wsum: array<vec3<f32>, NBODY_ARR>;
+  for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
+    let b = ARM_BODIES[i];
+    x0[b] = bx[b];
+    var w = vec3<f32>(0.0);
+    for (var k = 0u; k < n; k++) { w = w + arm_dir(&f, k, b, floats).w * d[k]; }
+    wsum[b] = w;
+  }
+  for (var kk = 0u; kk < n; kk++) {
+    let k = n - 1u - kk;
+    let r = arm_turn(f.a[k] * (1.0 - f.sl[k]), d[k]);
+    let shift = f.a[k] * f.sl[k] * d[k];
+    for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
+      let b = ARM_BODIES[i];
+      if (((ARM_SUB[b] >> k) & 1u) == 0u) { continue; }
+      bx[b] = f.p[k] + rotate(r, bx[b] - f.p[k]) + shift;
+      bq[b] = qmul(r, bq[b]);
+    }
+  }
+  if (floats) {   // and the tree's momentum-cancelling rigid motion, about the world origin
+    var wr = vec3<f32>(0.0);
+    var vr = vec3<f32>(0.0);
+    for (var k = 0u; k < n; k++) { wr = wr + f.rw[k] * d[k]; vr = vr + f.rv[k] * d[k]; }
+    let r = arm_turn(wr, 1.0);
+    for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
+      let b = ARM_BODIES[i];
+      bx[b] = rotate(r, bx[b]) + vr;
+      bq[b] = qmul(r, bq[b]);
+    }
+  }
+  for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
+    let b = ARM_BODIES[i];
+    bq[b] = normalize_q(bq[b]);
+    bd[b] = bd[b] + (bx[b] - x0[b]);
+    bth[b] = bth[b] + wsum[b];
+  }
+}
+
+// every armed tree's step, each on one lane
+fn armature(h: f32) {
+  for (var t = lane; t < NARMTREE; t += LANES) { armature_tree(t, h); }
+}
