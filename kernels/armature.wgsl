@@ -71,8 +71,8 @@ fn arm_solve(m: ptr<function, ArmAug>, n: u32, cols: u32) {
 }
 
 // the floating tree's momentum-cancelling rigid motion (rw, rv) of each D_k: the spatial inertia about the world
-// origin M6 [rw; rv] = -(the momentum of D_k's joint motion)
-fn arm_float(t: u32, f: ptr<function, ArmFrame>, n: u32) {
+// origin M6 [rw; rv] = -(the momentum of D_k's joint motion); arm_float_system builds [M6 | -momenta]
+fn arm_float_system(t: u32, f: ptr<function, ArmFrame>, n: u32) -> ArmAug {
   var m: ArmAug;
   for (var r = 0u; r < ARM_R; r++) { for (var c = 0u; c < ARM_W; c++) { m[r][c] = 0.0; } }
   for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
@@ -99,6 +99,10 @@ fn arm_float(t: u32, f: ptr<function, ArmFrame>, n: u32) {
       for (var r = 0u; r < 3u; r++) { m[r][6u + k] -= ang[r]; m[r + 3u][6u + k] -= lin[r]; }
     }
   }
+  return m;
+}
+fn arm_float(t: u32, f: ptr<function, ArmFrame>, n: u32) {
+  var m = arm_float_system(t, f, n);
   arm_solve(&m, 6u, n);
   for (var k = 0u; k < n; k++) {
     (*f).rw[k] = vec3<f32>(m[0][6u + k], m[1][6u + k], m[2][6u + k]);
@@ -116,72 +120,96 @@ fn arm_coord(j: u32) -> f32 {
 
 // the Newton step d with the limits as an active set (oracle/armature.py _limited): a limited joint the step would
 // carry past its range (further past, when the iterations left it outside) is pinned at the bound, the others
-// re-solved with it held, twice; K and rhs in the first n rows of `m` (columns 0 .. n - 1 and n)
-fn arm_limited(t: u32, m: ptr<function, ArmAug>, n: u32) -> array<f32, ARM_MAX> {
+// re-solved with it held, twice; K and rhs in the first n rows of `m` (columns 0 .. n - 1 and n). ArmLimits keeps
+// what the adjoint reads: each solve's d (d[0] the free step, d[2] the result), the coordinates q, their bounds, and
+// per sweep the pins and the held steps
+struct ArmLimits { d: array<array<f32, ARM_MAX>, 3>, q: array<f32, ARM_MAX>, lo: array<f32, ARM_MAX>,
+                   hi: array<f32, ARM_MAX>, pin: array<array<f32, ARM_MAX>, 2>, held: array<array<f32, ARM_MAX>, 2> }
+// the system of sweep s: K with the pinned rows and columns replaced by the identity's, its right side r
+fn arm_pinned(m: ptr<function, ArmAug>, n: u32, pin: array<f32, ARM_MAX>, held: array<f32, ARM_MAX>) -> ArmAug {
+  var s = *m;
+  for (var i = 0u; i < n; i++) {
+    var r = (*m)[i][n];
+    for (var k = 0u; k < n; k++) { r = r - (*m)[i][k] * (pin[k] * held[k]); }
+    s[i][n] = (1.0 - pin[i]) * r + pin[i] * held[i];
+    for (var k = 0u; k < n; k++) {
+      s[i][k] = (*m)[i][k] * (1.0 - pin[i]) * (1.0 - pin[k]) + select(0.0, pin[k], i == k);
+    }
+  }
+  return s;
+}
+fn arm_limits(t: u32, m: ptr<function, ArmAug>, n: u32) -> ArmLimits {
+  var out: ArmLimits;
   var free_sys = *m;
   arm_solve(&free_sys, n, 1u);
-  var d: array<f32, ARM_MAX>;
-  var q: array<f32, ARM_MAX>;
-  var lo: array<f32, ARM_MAX>;
-  var hi: array<f32, ARM_MAX>;
   var pin: array<f32, ARM_MAX>;
   for (var k = 0u; k < n; k++) {
     let j = ARM_JOINTS[ARM_JSTART[t] + k];
-    d[k] = free_sys[k][n];
-    q[k] = arm_coord(j);
-    lo[k] = min(p1(OFF_JNT_RANGE + 2u * j), q[k]);
-    hi[k] = max(p1(OFF_JNT_RANGE + 2u * j + 1u), q[k]);
+    out.d[0][k] = free_sys[k][n];
+    out.q[k] = arm_coord(j);
+    out.lo[k] = min(p1(OFF_JNT_RANGE + 2u * j), out.q[k]);
+    out.hi[k] = max(p1(OFF_JNT_RANGE + 2u * j + 1u), out.q[k]);
     pin[k] = 0.0;
   }
   for (var sweep = 0u; sweep < 2u; sweep++) {
     var held: array<f32, ARM_MAX>;
     for (var k = 0u; k < n; k++) {
       let j = ARM_JOINTS[ARM_JSTART[t] + k];
-      let moved = q[k] + d[k];
-      let past = p1(OFF_JNT_LIMITED + j) > 0.0 && (moved < lo[k] || moved > hi[k]);
+      let moved = out.q[k] + out.d[sweep][k];
+      let past = p1(OFF_JNT_LIMITED + j) > 0.0 && (moved < out.lo[k] || moved > out.hi[k]);
       pin[k] = max(pin[k], select(0.0, 1.0, past));
-      held[k] = min(max(q[k] + d[k], lo[k]), hi[k]) - q[k];
+      held[k] = min(max(out.q[k] + out.d[sweep][k], out.lo[k]), out.hi[k]) - out.q[k];
     }
-    var s = *m;
-    for (var i = 0u; i < n; i++) {
-      var r = (*m)[i][n];
-      for (var k = 0u; k < n; k++) { r = r - (*m)[i][k] * (pin[k] * held[k]); }
-      s[i][n] = (1.0 - pin[i]) * r + pin[i] * held[i];
-      for (var k = 0u; k < n; k++) {
-        s[i][k] = (*m)[i][k] * (1.0 - pin[i]) * (1.0 - pin[k]) + select(0.0, pin[k], i == k);
-      }
-    }
+    out.pin[sweep] = pin;
+    out.held[sweep] = held;
+    var s = arm_pinned(m, n, pin, held);
     arm_solve(&s, n, 1u);
-    for (var k = 0u; k < n; k++) { d[k] = s[k][n]; }
+    for (var k = 0u; k < n; k++) { out.d[sweep + 1u][k] = s[k][n]; }
   }
-  return d;
+  return out;
 }
 
-// the unit quaternion turning by angle |axis| about axis (|axis| 1 or 0; oracle/armature.py _turn)
+// the unit quaternion turning by angle |axis| about axis (|axis| 1 or 0; oracle/armature.py _turn: 1e-30 under the
+// root keeps a zero axis's gradient finite)
 fn arm_turn(axis: vec3<f32>, angle: f32) -> Quat {
-  let norm = sqrt(dot(axis, axis));
+  let norm = sqrt(dot(axis, axis) + 1e-30);
   let half = angle * norm * 0.5;
-  return Quat(cos(half), axis / max(norm, 1e-30) * sin(half));
+  return Quat(cos(half), axis / norm * sin(half));
 }
 
-// one armed tree's Newton step (oracle/armature.py armature_step)
-fn armature_tree(t: u32, h: f32) {
-  let j0 = ARM_JSTART[t];
-  let n = ARM_JSTART[t + 1u] - j0;
-  let floats = ARM_FLOATS[t] == 1u;
+// a tree's frame at the working state: each joint's world axis and anchor from its parent's pose
+fn arm_frame(t: u32, n: u32) -> ArmFrame {
   var f: ArmFrame;
   for (var k = 0u; k < n; k++) {
-    let j = ARM_JOINTS[j0 + k];
-    let par = JNT_PARENT[j];
-    let qp = gather_side(par).q;
-    f.a[k] = rotate(qp, jv(OFF_JNT_AXIS_PARENT, j));
-    f.p[k] = gather_side(par).x + rotate(qp, jv(OFF_JNT_ANCHOR_PARENT, j));
+    let j = ARM_JOINTS[ARM_JSTART[t] + k];
+    let par = gather_side(JNT_PARENT[j]);
+    f.a[k] = rotate(par.q, jv(OFF_JNT_AXIS_PARENT, j));
+    f.p[k] = par.x + rotate(par.q, jv(OFF_JNT_ANCHOR_PARENT, j));
     f.sl[k] = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
     f.rw[k] = vec3<f32>(0.0);
     f.rv[k] = vec3<f32>(0.0);
   }
-  if (floats) { arm_float(t, &f, n); }
-  // K = G + diag(A + c h) and the right-hand side, by bodies
+  return f;
+}
+
+// joint k's coordinate change dq since the substep began (DISP for a slide, ROT for a hinge, along the axis) and
+// its armed motors' load tau
+fn arm_dq(f: ptr<function, ArmFrame>, j: u32, k: u32) -> f32 {
+  var acc = body_rot(JNT_CHILD[j]) - body_rot(JNT_PARENT[j]);
+  if (JNT_TYPE[j] == SLIDE) { acc = body_disp(JNT_CHILD[j]) - body_disp(JNT_PARENT[j]); }
+  return dot(acc, (*f).a[k]);
+}
+fn arm_tau(j: u32) -> f32 {
+  var tau = 0.0;
+  for (var i = 0u; i < NARM_MOTOR; i++) {
+    let a = ARM_MOTORS[i];
+    if (u32(ACT_JOINT[a]) == j) { tau = tau + act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a); }
+  }
+  return tau;
+}
+
+// K = G + diag(A + c h) and the right-hand side (column n), by bodies
+fn arm_system(t: u32, f: ptr<function, ArmFrame>, n: u32, floats: bool, h: f32) -> ArmAug {
   var m: ArmAug;
   for (var r = 0u; r < ARM_R; r++) { for (var c = 0u; c < ARM_W; c++) { m[r][c] = 0.0; } }
   for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
@@ -190,7 +218,7 @@ fn armature_tree(t: u32, h: f32) {
     let gw = bth[b] - bw[b] * h;   // x - x~: the prediction's D and TH are h v and h w (integrate)
     let gv = bd[b] - bv[b] * h;
     var tw: array<Twist, ARM_MAX>;
-    for (var k = 0u; k < n; k++) { tw[k] = arm_dir(&f, k, b, floats); }
+    for (var k = 0u; k < n; k++) { tw[k] = arm_dir(f, k, b, floats); }
     for (var k = 0u; k < n; k++) {
       let iom = arm_inertia(b, tw[k].w);
       for (var i2 = 0u; i2 < n; i2++) { m[i2][k] += dot(tw[i2].w, iom) + dot(tw[i2].v, tw[k].v) * mass; }
@@ -198,62 +226,80 @@ fn armature_tree(t: u32, h: f32) {
     }
   }
   for (var k = 0u; k < n; k++) {
-    let j = ARM_JOINTS[j0 + k];
-    let par = JNT_PARENT[j];
-    let chi = JNT_CHILD[j];
-    var acc = body_rot(chi) - body_rot(par);
-    if (JNT_TYPE[j] == SLIDE) { acc = body_disp(chi) - body_disp(par); }
-    let dq = dot(acc, f.a[k]);
+    let j = ARM_JOINTS[ARM_JSTART[t] + k];
+    let dq = arm_dq(f, j, k);
     let arm = JNT_ARMATURE[j];
     let c = p1(OFF_JNT_DAMPING + j);
-    var tau = 0.0;
-    for (var i = 0u; i < NARM_MOTOR; i++) {
-      let a = ARM_MOTORS[i];
-      if (u32(ACT_JOINT[a]) == j) { tau = tau + act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a); }
-    }
-    m[k][n] += arm * (h * arm_qd0[j] - dq) - c * h * dq + h * h * tau;
+    m[k][n] += arm * (h * arm_qd0[j] - dq) - c * h * dq + h * h * arm_tau(j);
     m[k][k] += arm + c * h;
   }
-  let d = arm_limited(t, &m, n);
-  // the bodies move by the rigid motions sum_k d_k D_k integrates to, leaves first (each axis still where it was
-  // computed); DISP and ROT take the motion, ROT to first order (sum_k d_k om_k) as the solve keeps it
-  var x0: array<vec3<f32>, NBODY_ARR>;
+  return m;
+}
+
+// one armed tree's Newton step (oracle/armature.py armature_step)
+fn armature_tree(t: u32, h: f32) {
+  let n = ARM_JSTART[t + 1u] - ARM_JSTART[t];
+  let floats = ARM_FLOATS[t] == 1u;
+  var f = arm_frame(t, n);
+  if (floats) { arm_float(t, &f, n); }
+  var m = arm_system(t, &f, n, floats, h);
+  let d = arm_limits(t, &m, n).d[2];
+  arm_motion(t, &f, n, floats, d);
+}
+
+// the bodies move by the rigid motions sum_k d_k D_k integrates to, leaves first (each axis still where it was
+// computed); DISP takes each motion's displacement as such (arm_moved), ROT the rotation to first order
+// (sum_k d_k om_k) as the solve keeps it
+fn arm_motion(t: u32, f: ptr<function, ArmFrame>, n: u32, floats: bool, d: array<f32, ARM_MAX>) {
   var wsum: array<vec3<f32>, NBODY_ARR>;
   for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
     let b = ARM_BODIES[i];
-    x0[b] = bx[b];
     var w = vec3<f32>(0.0);
-    for (var k = 0u; k < n; k++) { w = w + arm_dir(&f, k, b, floats).w * d[k]; }
+    for (var k = 0u; k < n; k++) { w = w + arm_dir(f, k, b, floats).w * d[k]; }
     wsum[b] = w;
   }
   for (var kk = 0u; kk < n; kk++) {
     let k = n - 1u - kk;
-    let r = arm_turn(f.a[k] * (1.0 - f.sl[k]), d[k]);
-    let shift = f.a[k] * f.sl[k] * d[k];
+    let r = arm_turn((*f).a[k] * (1.0 - (*f).sl[k]), d[k]);
+    let shift = (*f).a[k] * (*f).sl[k] * d[k];
     for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
       let b = ARM_BODIES[i];
       if (((ARM_SUB[b] >> k) & 1u) == 0u) { continue; }
-      bx[b] = f.p[k] + rotate(r, bx[b] - f.p[k]) + shift;
+      let step = arm_moved(r, bx[b] - (*f).p[k]) + shift;
+      bx[b] = bx[b] + step;
+      bd[b] = bd[b] + step;
       bq[b] = qmul(r, bq[b]);
     }
   }
   if (floats) {   // and the tree's momentum-cancelling rigid motion, about the world origin
-    var wr = vec3<f32>(0.0);
-    var vr = vec3<f32>(0.0);
-    for (var k = 0u; k < n; k++) { wr = wr + f.rw[k] * d[k]; vr = vr + f.rv[k] * d[k]; }
-    let r = arm_turn(wr, 1.0);
+    let fl = arm_float_motion(f, n, d);
+    let r = arm_turn(fl.w, 1.0);
     for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
       let b = ARM_BODIES[i];
-      bx[b] = rotate(r, bx[b]) + vr;
+      let step = arm_moved(r, bx[b]) + fl.v;
+      bx[b] = bx[b] + step;
+      bd[b] = bd[b] + step;
       bq[b] = qmul(r, bq[b]);
     }
   }
   for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
     let b = ARM_BODIES[i];
     bq[b] = normalize_q(bq[b]);
-    bd[b] = bd[b] + (bx[b] - x0[b]);
     bth[b] = bth[b] + wsum[b];
   }
+}
+
+// the floating tree's rigid motion sum_k d_k (rw_k, rv_k)
+fn arm_float_motion(f: ptr<function, ArmFrame>, n: u32, d: array<f32, ARM_MAX>) -> Twist {
+  var out = Twist(vec3<f32>(0.0), vec3<f32>(0.0));
+  for (var k = 0u; k < n; k++) { out.w = out.w + (*f).rw[k] * d[k]; out.v = out.v + (*f).rv[k] * d[k]; }
+  return out;
+}
+
+// R(r) v - v without the cancellation of the difference (oracle/armature.py _moved): 2 w (u x v) + 2 u x (u x v)
+fn arm_moved(r: Quat, v: vec3<f32>) -> vec3<f32> {
+  let t = cross(r.v, v) * 2.0;
+  return t * r.w + cross(r.v, t);
 }
 
 // every armed tree's step, each on one lane

@@ -140,7 +140,7 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
-  if any(model.jnt_armature):   # kernels/armature.wgsl has no adjoint yet
+  if any(model.jnt_armature):   # kernels/armature.wgsl has no adjoint on main yet (branch armature-adjoint)
     why.append(f"armature (joint '{model.jnt_name[next(j for j, a in enumerate(model.jnt_armature) if a)]}')")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")

@@ -1,6 +1,8 @@
 """Reverse mode through the armature stage (oracle/armature.py, tinygrad autograd), by the dot-product test against
 float64 central differences: the double pendulum with armature on both hinges (a two-joint tree, G off-diagonal), and
-again with the elbow's range so narrow that the step ends on its bound (the limit rows and the step's pins act)."""
+again with the elbow's range so narrow that the step ends on its bound (the limit rows and the step's pins act); and
+the study's cart on a slide carrying an armed two-link arm (bench/study_armature.py CART), whose slide's zero turn
+axis gave NaN gradients before oracle/armature.py _turn kept its norm's root off zero."""
 import json
 import pytest
 import engine
@@ -16,12 +18,28 @@ def _scene(limited: bool) -> dict:
   return scene
 
 
-@pytest.mark.parametrize("limited", [False, True], ids=["free", "limited"])
-def test_grad_armature_dot_product_one_step(limited):
+def _cart_scene(tmp) -> dict:
+  import sys
+  import warnings
+  from pathlib import Path
+  pytest.importorskip("mujoco")
+  from engine.mjcf import MJCFWarning, from_mjcf
+  root = Path(__file__).resolve().parent.parent
+  sys.path.insert(0, str(root / "bench"))
+  import study_armature
+  path = tmp / "cart_arm.xml"
+  path.write_text(study_armature.CART)
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", MJCFWarning)
+    return {**from_mjcf(path), "substeps": 4}
+
+
+@pytest.mark.parametrize("limited", [False, True, "cart"], ids=["free", "limited", "cart"])
+def test_grad_armature_dot_product_one_step(limited, tmp_path):
   """<u, J d> = <J^T u, d> for the map initial packed state -> packed state after one step, random u and d over the
   positions and velocities. eps = 1e-7 as for the plain double pendulum (tests/test_grad_double_pendulum.py, where the
   quotient's O(eps^2) error measured 2e-7 relative there)."""
-  model = engine.load_scene(_scene(limited), **F64)
+  model = engine.load_scene(_cart_scene(tmp_path) if limited == "cart" else _scene(limited), **F64)
   s0, p0, d, u, rg = dot_product_case(model)
   def run(p):
     final, _ = rg.forward(unpack_state(Tensor(p, **F64), s0.time), 1)
@@ -31,7 +49,7 @@ def test_grad_armature_dot_product_one_step(limited):
   _, checkpoints = rg.forward(s0, 1)
   jtu, _ = rg.backward(checkpoints, Tensor(u, **F64))
   lhs, rhs = float((u * jd).sum()), float((jtu.numpy() * d).sum())
-  if limited:   # the limit acts: the elbow (free: -3e-4 rad after the step) ends at its bound
+  if limited is True:   # the limit acts: the elbow (free: -3e-4 rad after the step) ends at its bound
     from oracle.joints import joint_coords
     elbow = float(joint_coords(model, Tensor(run(p0), **F64))[0].numpy()[0, 1])
     assert abs(elbow + 1e-4) < 1e-5, elbow

@@ -20,29 +20,24 @@ import pytest
 from engine.parity import BATCH, compare_cases
 from tests.golden import ARMED
 from tests.helpers import cached_simulator, golden_reference, wgsl_checked  # noqa: F401 (autouse)
+from tests.test_parity_lanes import NOISE, assert_close, lanes_forced  # noqa: F401, F811 (a fixture)
 from tests.test_parity_wgsl import check
 
 mujoco = pytest.importorskip("mujoco")
 SHARED = dict(simulator=cached_simulator, reference=partial(golden_reference, sources=ARMED))
 
 # the study's cart and arm (bench/study_armature.py CART) with limits that one step's kicks cross
-CART = """<mujoco model="cart_arm_limited">
-  <option timestep="0.004"><flag contact="disable"/></option>
-  <worldbody><body name="cart" pos="0 0 2">
-    <joint name="rail" type="slide" axis="1 0 0" damping="0.3" range="-0.0005 0.0005" limited="true"/>
-    <geom type="box" size="0.1 0.05 0.05" mass="0.2"/>
-    <body name="upper">
-      <joint name="shoulder" type="hinge" axis="0 1 0" armature="0.02" damping="0.05" range="-0.5 0.5"
-             limited="true"/>
-      <geom type="capsule" fromto="0 0 0 0.3 0 -0.3" size="0.03"/>
-      <body name="lower" pos="0.3 0 -0.3">
-        <joint name="elbow" type="hinge" axis="0 1 0" armature="0.05" range="-0.05 0.05" limited="true"/>
-        <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03"/>
-      </body>
-    </body>
-  </body></worldbody>
-  <actuator><motor joint="elbow" gear="2" ctrlrange="-1 1"/><motor joint="rail" gear="5" ctrlrange="-1 1"/></actuator>
-</mujoco>"""
+LIMITS = {"rail": "-0.0005 0.0005", "shoulder": "-0.5 0.5", "elbow": "-0.05 0.05"}
+
+
+def cart_xml() -> str:
+  import sys
+  sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+  from study_armature import CART
+  xml = CART
+  for name, rng in LIMITS.items():
+    xml = xml.replace(f'<joint name="{name}"', f'<joint name="{name}" range="{rng}" limited="true"')
+  return xml.replace("cart_arm", "cart_arm_limited")
 
 
 def scene_from(path: Path) -> dict:
@@ -60,7 +55,7 @@ def check_cases(scene: dict, states) -> None:
 @pytest.mark.xdist_group("armature_cart")
 def test_parity_armature_cart_with_limits(tmp_path):
   path = tmp_path / "cart.xml"
-  path.write_text(CART)
+  path.write_text(cart_xml())
   check_cases(scene_from(path), None)
 
 
@@ -82,8 +77,29 @@ def ant_on_floor(scene: dict) -> tuple[np.ndarray, np.ndarray]:
   return np.round(p, 6), np.round(rng.uniform(-1.2, 1.2, (BATCH, model.nact)), 6)
 
 
+def ant_scene() -> dict:
+  import gymnasium
+  return scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml")
+
+
 @pytest.mark.xdist_group("armature_ant")
 def test_parity_armature_ant_on_its_floor():
-  import gymnasium
-  scene = scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml")
+  scene = ant_scene()
   check_cases(scene, [ant_on_floor(scene)])
+
+
+@pytest.mark.xdist_group("armature_ant")
+def test_parity_armature_lanes_vs_one_lane(lanes_forced):  # noqa: F811 (the fixture imported above)
+  """The stage on 4 lanes (each tree on one lane, kernels/armature.wgsl) against one lane per env, the bounds of
+  tests/test_parity_lanes.py: the ant's one tree, its contact slots split over the lanes."""
+  from engine.parity import FIELDS, run
+  scene = ant_scene()
+  packed, ctrl = ant_on_floor(scene)
+  out = {}
+  for n in (1, 4):
+    lanes_forced(n)
+    out[n] = run(scene, "wgsl", [(packed, ctrl, 1)], device="WEBGPU", simulator=cached_simulator)[0]
+  h = scene["dt"] / scene["substeps"]
+  for field, sl in FIELDS.items():
+    tol = NOISE if field in ("body_pos", "body_quat") else NOISE / h
+    assert_close(out[4][..., sl], out[1][..., sl], f"{field} (4 lanes vs 1)", "ant", tol)
