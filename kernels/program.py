@@ -221,8 +221,15 @@ def _read(name: str) -> str:
   with open(os.path.join(os.path.dirname(__file__), name)) as f: return f"// ---- {name} ----\n" + f.read()
 
 
-def kernel_body() -> str:
-  return "\n".join(_read(os.path.basename(path)) for path in SOURCES)
+# what a model without armature gets in place of kernels/armature.wgsl: its two entry points, empty, so that the
+# stage's solver (private arrays, dense solves) is not compiled into every program (lavapipe compiles it even where
+# NARMTREE == 0 makes the calls dead)
+NO_ARMATURE = "fn armature_start() {}\nfn armature(h: f32) {}\n"
+
+
+def kernel_body(armed: bool = True) -> str:
+  return "\n".join(_read(os.path.basename(path)) if armed or not path.endswith("armature.wgsl") else NO_ARMATURE
+                   for path in SOURCES)
 
 
 def adjoint_source(model: Model) -> str:
@@ -243,7 +250,7 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   damping = has_damping(model) if damping is None else damping
   nparam = param_layout(model)[1]
   private = nparam <= PRIVATE_PARAMS if private_params is None else private_params
-  body = re.sub(r"^var<env>", "var<private>", kernel_body(), flags=re.M)
+  body = re.sub(r"^var<env>", "var<private>", kernel_body(any(model.jnt_armature)), flags=re.M)
   tape = {**tape_layout(model, damping, store), "GPRM_ARR": nparam if private else 1}
   return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) +
           f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" + tape_declaration(tape) + body
@@ -258,6 +265,7 @@ def source(model: Model, batch: int, steps: int, damping: bool | None = None, la
   check_supported(model)
   damping = has_damping(model) if damping is None else damping
   check_lanes(model, lanes)
-  body = re.sub(r"^var<env>", "var<private>" if lanes == 1 else "var<workgroup>", kernel_body(), flags=re.M)
+  body = re.sub(r"^var<env>", "var<private>" if lanes == 1 else "var<workgroup>", kernel_body(any(model.jnt_armature)),
+                flags=re.M)
   head = f"// generated for scene {model.name!r}, {lanes} lane(s) per env\n"
   return head + header(model, batch, steps, damping, lanes) + body
