@@ -88,8 +88,10 @@ class MuJoCoStep:
       xpos.append(pos[s] + quat_rotate(quat[s], rel_pos))
       xquat.append(quat_mul(quat[s], rel_q))
     qpos = m.qpos0.copy()
+    several = [b for b in range(1, m.nbody) if m.body_jntnum[b] > 1]   # planar joints: two slides and a hinge
     for j in range(m.njnt):
       b, a = int(m.jnt_bodyid[j]), int(m.jnt_qposadr[j])
+      if b in several and m.jnt_type[j] == SLIDE: continue   # below, once the hinge is set
       p = int(m.body_parentid[b])
       kind, frame = int(m.jnt_type[j]), quat_mul(xquat[p], m.body_quat[b])   # the child's frame at qpos = qpos0
       if kind == FREE:
@@ -103,6 +105,13 @@ class MuJoCoStep:
       else:   # ball: the child's rotation relative to its qpos0 frame
         r = quat_mul(quat_conj(frame), xquat[b])
         qpos[a:a + 4] = r / np.linalg.norm(r)
+    # parents first (MuJoCo's body order): the slides move the body frame by sum q_k xaxis_k, exactly
+    for b in several:
+      d.qpos[:] = qpos
+      mujoco.mj_kinematics(m, d)
+      slides = [j for j in range(m.njnt) if m.jnt_bodyid[j] == b and m.jnt_type[j] == SLIDE]
+      delta = np.linalg.lstsq(d.xaxis[slides].T, xpos[b] - d.xpos[b], rcond=None)[0]
+      for j, dq in zip(slides, delta): qpos[m.jnt_qposadr[j]] += dq
     d.qpos[:] = qpos
     mujoco.mj_kinematics(m, d)
     mujoco.mj_comPos(m, d)

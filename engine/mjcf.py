@@ -98,11 +98,14 @@ def index_map(path, scene: dict) -> dict[str, list[tuple[int, list[int]]]]:
   indices]); a scene body lists the MuJoCo bodies merged into it, root first. Actuators keep MuJoCo's order."""
   m, d = compile_mjcf(path)
   mujoco = _mujoco()
-  group, _ = _Converter(m, d, Path(path), "box").groups()
+  conv = _Converter(m, d, Path(path), "box")
+  group, _ = conv.groups()
   roots = body_index(m, scene)
   joint = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j["name"]) for j in scene["joints"]]
+  planar = conv.planar   # a planar joint: its body's three MuJoCo joints
   return {"bodies": [(i, [b for b in range(m.nbody) if group[b] == r]) for i, r in enumerate(roots)],
-          "joints": [(k, [j]) for k, j in enumerate(joint)], "actuators": [(a, [a]) for a in range(m.nu)]}
+          "joints": [(k, planar.get(int(m.jnt_bodyid[j]), [j])) for k, j in enumerate(joint)],
+          "actuators": [(a, [a]) for a in range(m.nu)]}
 
 
 def body_index(m, scene: dict) -> list[int]:
@@ -166,18 +169,43 @@ class _Converter:
     """The group (scene body) of each MuJoCo body: the body itself when it has a joint, its parent's group when it
     has none (welded; the world's group is 0), and the joint of each group's root."""
     m = self.m
-    group, joint_of = [0] * m.nbody, {}
+    group, joint_of, self.planar = [0] * m.nbody, {}, {}
     for b in range(1, m.nbody):
       joints = [j for j in range(m.njnt) if m.jnt_bodyid[j] == b]
+      if len(joints) > 1 and (hinge := self.planar_hinge(b, joints)) is not None:
+        self.planar[b] = joints
+        joints = [hinge]
       if len(joints) > 1:
         kinds = ", ".join(f"{self.name('joint', j)} ({JOINT_KIND.get(int(m.jnt_type[j]), 'free')})" for j in joints)
         self.fail(f"body '{self.name('body', b)}': {len(joints)} joints ({kinds}); this engine joins two bodies by one "
-                  "joint (a chain of bodies with one joint each converts)")
+                  "joint (a chain of bodies with one joint each converts, and so do two slides across a hinge's axis: "
+                  "a planar joint)")
       if joints and m.jnt_type[joints[0]] == FREE and m.body_parentid[b] != 0:
         self.fail(f"body '{self.name('body', b)}': a free joint below another body")
       group[b] = b if joints else group[m.body_parentid[b]]
       if joints: joint_of[b] = joints[0]
     return group, joint_of
+
+  def planar_hinge(self, b: int, joints: list[int]) -> int | None:
+    """The hinge of a body's planar joint (two slides across a hinge's axis, in any order: the child then turns about
+    the axis and moves in the plane across it, MuJoCo's planar root of hopper, walker2d, half_cheetah), or None when
+    the joints are not one. Its three coordinates carry no range, damping, armature or actuator (refused by name)."""
+    m, d = self.m, self.d
+    kinds = sorted(int(m.jnt_type[j]) for j in joints)
+    if kinds != sorted([SLIDE, SLIDE, HINGE]): return None
+    hinge = next(j for j in joints if m.jnt_type[j] == HINGE)
+    u, v = (d.xaxis[j] for j in joints if m.jnt_type[j] == SLIDE)
+    n = d.xaxis[hinge]
+    if abs(u @ n) > 1e-9 or abs(v @ n) > 1e-9 or np.linalg.norm(np.cross(u, v)) < 1e-6: return None
+    for j in joints:
+      name = self.name("joint", j)
+      why = ("a range" if m.jnt_limited[j] else "damping" if m.dof_damping[m.jnt_dofadr[j]] else
+             "armature" if m.dof_armature[m.jnt_dofadr[j]] else
+             "an actuator" if any(m.actuator_trnid[a, 0] == j and m.actuator_trntype[a] != TRN_TENDON
+                                  for a in range(m.nu)) else None)
+      if why: self.fail(f"joint '{name}': {why} on a coordinate of the planar joint of body '{self.name('body', b)}' "
+                        "(two slides across a hinge) is not supported")
+    return hinge
 
   def scene(self) -> dict:
     m = self.m
@@ -332,6 +360,8 @@ class _Converter:
     kind = JOINT_KIND[int(m.jnt_type[j])]
     out = {"name": self.name("joint", j), "type": kind, "parent": parent, "child": child,
            "anchor": [float(x) for x in d.xanchor[j]]}
+    if int(m.jnt_bodyid[j]) in self.planar:   # its hinge: the plane's normal and a point in it; nothing else is kept
+      return {**out, "type": "planar", "axis": [float(x) for x in d.xaxis[j]]}
     if kind != "ball": out["axis"] = [float(x) for x in d.xaxis[j]]
     # the scene's coordinate is 0 at the converted pose, qpos0, which is the joint's `ref`: MuJoCo's range is in qpos
     ref = float(m.qpos0[m.jnt_qposadr[j]]) if kind != "ball" else 0.0

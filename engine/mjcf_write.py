@@ -4,8 +4,9 @@ the same Model (tests/test_verify_mjcf_roundtrip.py checks every shipped scene).
 - Every scene body becomes an MJCF body in the scene's own (user) frame, with its geoms as the scene places them and
   an explicit <inertial>: the Model's centre of mass, principal axes, mass and principal moments. MuJoCo's mass
   properties are then the engine's, not re-derived from MuJoCo's geom densities.
-- The hinge, slide and ball joints must form a tree rooted at the world: each becomes the MJCF joint of its child,
-  nested in its parent's body (anchor and axis in the child's user frame). A body no such joint holds gets a free joint.
+- The hinge, slide, ball and planar joints must form a tree rooted at the world: each becomes the MJCF joint of its
+  child, nested in its parent's body (anchor and axis in the child's user frame; a planar joint two slides across its
+  normal, NAME:u and NAME:v, then the hinge NAME about it). A body no such joint holds gets a free joint.
 - A distance joint becomes a spatial tendon between two sites, held at the joint's rest length by a one-tendon
   <equality><tendon> (MuJoCo: L - L0 = polycoef[0]); its child is then a free body.
 - Fixed joints, bodies with two parent joints and loops have no MJCF form that keeps every scene body, and are refused
@@ -23,7 +24,8 @@ from xml.dom import minidom
 from xml.etree import ElementTree as ET
 import numpy as np
 from engine.npquat import quat_conj, quat_mul, quat_rotate
-from engine.scene import _bodies_and_geoms, load_scene_dict   # the Model's body frames, float64 numpy, no tensors
+# the Model's body frames, float64 numpy, no tensors
+from engine.scene import _bodies_and_geoms, _perpendicular, load_scene_dict
 from engine.scene_schema import SceneError
 
 PREFIX = "tinyxpbd:"
@@ -52,13 +54,15 @@ def to_mjcf(src) -> str:
 
 
 def mjcf_indices(src) -> dict[str, list[int]]:
-  """Where each scene body, joint (MJCF joint, or equality for a distance joint) and actuator lands in the MuJoCo
-  model that to_mjcf(src) compiles to: per kind, the MuJoCo index of each scene index (bodies counted from 1, after
-  the world)."""
+  """Where each scene body, joint (MJCF joint: a planar joint's hinge; or equality for a distance joint) and actuator
+  lands in the MuJoCo model that to_mjcf(src) compiles to: per kind, the MuJoCo index of each scene index (bodies
+  counted from 1, after the world)."""
   w = _Writer(load_scene_dict(src))
   w.xml()
   bodies = [w.mj_order.index(i) + 1 for i in range(len(w.names))]
-  mj_joints = [w.parent_joint.get(i) for i in w.mj_order]   # one per body; None: its free joint
+  # one per body (None: its free joint); a planar joint's hinge comes after its two slides
+  mj_joints = [k for i in w.mj_order for k in ([w.parent_joint.get(i)] if w.parent_joint.get(i) is None or
+               w.s["joints"][w.parent_joint[i]]["type"] != "planar" else [None, None, w.parent_joint[i]])]
   dist = [k for k, j in enumerate(w.s["joints"]) if j["type"] == "distance"]
   joints = [mj_joints.index(k) if k in mj_joints else dist.index(k) for k in range(len(w.s["joints"]))]
   return {"bodies": bodies, "joints": joints, "actuators": list(range(len(w.s["actuators"])))}
@@ -150,6 +154,12 @@ class _Writer:
   def joint(self, el, k: int, pos: np.ndarray, quat: np.ndarray) -> None:
     j, inv = self.s["joints"][k], quat_conj(quat)
     attrs = {"name": j["name"], "type": j["type"], "pos": _v(quat_rotate(inv, np.array(j["anchor"]) - pos))}
+    if j["type"] == "planar":   # two slides across the normal, then the hinge about it (engine/mjcf.py planar_hinge)
+      n = quat_rotate(inv, np.array(j["axis"]))
+      u = _perpendicular(n)
+      for tag, a in (("u", u), ("v", np.cross(n, u))):
+        ET.SubElement(el, "joint", name=f"{j['name']}:{tag}", type="slide", pos=attrs["pos"], axis=_v(a))
+      attrs["type"] = "hinge"
     if "axis" in j: attrs["axis"] = _v(quat_rotate(inv, np.array(j["axis"])))
     if "range" in j: attrs["range"] = _v(j["range"])
     if j["damping"]: attrs["damping"] = _f(j["damping"])

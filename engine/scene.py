@@ -182,8 +182,9 @@ def _joints(scene, body_pos0: np.ndarray, body_quat0: np.ndarray) -> dict[str, n
     else:
       a_par = a_chi = np.array(j["anchor"])
       length = 0.0
-    # hinge: its axis; other types: a harmless fixed frame, so every joint row has the same layout
-    axial = j["type"] in ("hinge", "slide")
+    # hinge, slide, planar: its axis (and a reference normal to it); other types: a harmless fixed frame, so every
+    # joint row has the same layout
+    axial = j["type"] in ("hinge", "slide", "planar")
     axis = np.array(j["axis"]) if axial else np.array([0.0, 0.0, 1.0])
     ref = _perpendicular(axis) if axial else np.array([1.0, 0.0, 0.0])
     rows["jnt_anchor_parent"].append(quat_rotate(p_inv, a_par - p_pos))

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 GEOM_KINDS = ("sphere", "capsule", "box", "plane")
-JOINT_KINDS = ("ball", "hinge", "fixed", "distance", "slide")
+JOINT_KINDS = ("ball", "hinge", "fixed", "distance", "slide", "planar")
 DEFAULTS = {"gravity": [0.0, 0.0, -9.81], "dt": 1.0 / 240.0, "substeps": 20, "iterations": 1, "relaxation": 1.0}
 # tab10-like colours: distinct, readable on a light ground; body geoms take the colour of their body
 PALETTE = ((0.12, 0.47, 0.71, 1.0), (1.0, 0.5, 0.05, 1.0), (0.17, 0.63, 0.17, 1.0), (0.84, 0.15, 0.16, 1.0),
@@ -36,7 +36,7 @@ _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution
 _JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping", "collide")
 _JOINT_KEYS = {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis", "range", "armature"),
                "distance": ("anchor_parent", "anchor_child", "length"),
-               "slide": ("anchor", "axis", "range", "armature")}
+               "slide": ("anchor", "axis", "range", "armature"), "planar": ("anchor", "axis")}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -239,7 +239,7 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
       _fail(f"{path}.{k}", f"not allowed for a {kind} joint (allowed: {', '.join(_JOINT_COMMON + own)})")
   required = ("type", "parent", "child") + {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis"),
                                             "distance": ("anchor_parent", "anchor_child"),
-                                            "slide": ("anchor", "axis")}[kind]
+                                            "slide": ("anchor", "axis"), "planar": ("anchor", "axis")}[kind]
   _keys(jd, path, _JOINT_COMMON + own, required)
   out = {"name": _name(jd.get("name", f"joint{index}"), f"{path}.name"), "type": kind}
   for side in ("parent", "child"):
@@ -263,6 +263,8 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
       out["length"] = length
   else:
     out["anchor"] = _vec(jd["anchor"], f"{path}.anchor", 3)
+  if kind == "planar":   # the plane's normal, about which the child turns (oracle/constraints/planar.py)
+    out["axis"] = _unit(jd["axis"], f"{path}.axis")
   if kind in ("hinge", "slide"):
     out["axis"] = _unit(jd["axis"], f"{path}.axis")
     if "range" in jd:
@@ -278,6 +280,7 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
   out["compliance"] = _num(jd.get("compliance", 0.0), f"{path}.compliance", lo=0.0)
   unit = " [N s/m]" if kind == "slide" else " [N m s/rad]"
   out["damping"] = _num(jd.get("damping", 0.0), f"{path}.damping", lo=0.0, unit=unit)
+  if kind == "planar" and out["damping"]: _fail(f"{path}.damping", "a planar joint carries no damping (expected 0)")
   collide = jd.get("collide", False)
   if not isinstance(collide, bool): _fail(f"{path}.collide", f"expected true or false, got {show(collide)}")
   out["collide"] = collide
@@ -286,8 +289,9 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
 
 def armed_tree_conflict(joints: list[dict]) -> tuple[int, str] | None:
   """(index, message) of the first joint with armature whose tree (the bodies its joints connect, the world apart) is
-  not one of hinges and slides, each body hanging from at most one joint: the armature stage's step moves the tree
-  in those joints' coordinates (oracle/armature.py trees). None when every armed tree is."""
+  not one of hinges and slides, each body hanging from at most one joint, its root free or on a planar joint to the
+  world: the armature stage's step moves the tree in those joints' coordinates (oracle/armature.py trees). None when
+  every armed tree is."""
   up = {}   # body -> the body it hangs from, for the union of the joints' bodies
   def root(b: str) -> str:
     while b in up: b = up[b]
@@ -298,9 +302,12 @@ def armed_tree_conflict(joints: list[dict]) -> tuple[int, str] | None:
   for k, armed in enumerate(joints):
     if not armed.get("armature"): continue
     tree = [j for j in joints if root(j["child"]) == root(armed["child"])]
-    if bad := next((j for j in tree if j["type"] not in ("hinge", "slide")), None):
+    root_planar = {"type": "planar", "parent": "world"}
+    if bad := next((j for j in tree if j["type"] not in ("hinge", "slide") and
+                    {k: j[k] for k in root_planar} != root_planar), None):
+      where = " below a body" if bad["type"] == "planar" else ""
       return k, (f"joint '{armed['name']}': armature needs a tree of hinges and slides; joint '{bad['name']}' in its "
-                 f"tree is a {bad['type']} joint")
+                 f"tree is a {bad['type']} joint{where}")
     children = [j["child"] for j in tree]
     if twice := next((c for c in children if children.count(c) > 1), None):
       return k, (f"joint '{armed['name']}': armature needs a tree of hinges and slides; body '{twice}' in its tree "

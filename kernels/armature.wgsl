@@ -3,7 +3,8 @@
 //   (G + diag(A + c h)) d = A (h qdot0 - dq) - c h dq + h^2 tau - <D, x - x~>_M,   G_ij = <D_i, D_j>_M,
 // limited joints as an active set (arm_limited), then the rigid motions sum_j d_j D_j integrates to (exact turns,
 // leaves first). The header's tables (kernels/program.py armature_tables): the armed trees' joints (ARM_JOINTS from
-// ARM_JSTART[t], root first) and bodies (ARM_BODIES from ARM_BSTART[t]), whether each floats (ARM_FLOATS), and per
+// ARM_JSTART[t], root first) and bodies (ARM_BODIES from ARM_BSTART[t]), whether each floats (ARM_FLOATS; within
+// the plane of the planar joint ARM_PLANE[t] when that is not -1), and per
 // body the bit mask of its tree's joints whose subtree holds it (ARM_SUB, bit k: the tree's k-th joint).
 //
 // One lane runs each tree (a tree's step is one small dense solve; the substep's barrier follows). D_j is never
@@ -101,8 +102,42 @@ fn arm_float_system(t: u32, f: ptr<function, ArmFrame>, n: u32) -> ArmAug {
   }
   return m;
 }
+// a tree on a planar root (ARM_PLANE[t] >= 0) moves within the plane: rotation about the normal, translation across
+// it. With P = diag(nn^T, I - nn^T) the projector onto those motions, [M6 | r] becomes [P M6 P + I - P | P r], whose
+// solution lies in P's range (oracle/armature.py _in_plane)
+fn arm_in_plane(t: u32, m: ptr<function, ArmAug>, n: u32) {
+  if (ARM_PLANE[t] < 0) { return; }
+  let nrm = jv(OFF_JNT_AXIS_PARENT, u32(ARM_PLANE[t]));
+  var P: array<array<f32, 6>, 6>;
+  for (var r = 0u; r < 3u; r++) {
+    for (var c = 0u; c < 3u; c++) {
+      let nn = nrm[r] * nrm[c];
+      P[r][c] = nn;
+      P[r + 3u][c + 3u] = select(0.0, 1.0, r == c) - nn;
+      P[r][c + 3u] = 0.0;
+      P[r + 3u][c] = 0.0;
+    }
+  }
+  var out = *m;
+  for (var r = 0u; r < 6u; r++) {
+    for (var c = 0u; c < 6u + n; c++) {
+      var acc = 0.0;
+      if (c < 6u) {   // (P M6 P)[r][c] + (I - P)[r][c]
+        for (var a = 0u; a < 6u; a++) {
+          for (var b = 0u; b < 6u; b++) { acc += P[r][a] * (*m)[a][b] * P[b][c]; }
+        }
+        acc += select(0.0, 1.0, r == c) - P[r][c];
+      } else {        // (P r)[r]
+        for (var a = 0u; a < 6u; a++) { acc += P[r][a] * (*m)[a][c]; }
+      }
+      out[r][c] = acc;
+    }
+  }
+  *m = out;
+}
 fn arm_float(t: u32, f: ptr<function, ArmFrame>, n: u32) {
   var m = arm_float_system(t, f, n);
+  arm_in_plane(t, &m, n);
   arm_solve(&m, 6u, n);
   for (var k = 0u; k < n; k++) {
     (*f).rw[k] = vec3<f32>(m[0][6u + k], m[1][6u + k], m[2][6u + k]);

@@ -31,15 +31,20 @@ fn hinge_angle(j: u32, s1: Side, s2: Side) -> vec4<f32> {
 }
 fn wrap(angle: f32) -> f32 { return atan2(sin(angle), cos(angle)); }   // to [-pi, pi]
 
+// the child's axis onto the parent's (M20 eq. 20), always rigid; free about a1: step 1 of the hinge and the planar joint
+fn align_axes(j: u32, s1: Side, s2: Side, l: u32) -> Correction {
+  let a1 = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
+  let a2 = rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, j));
+  let al = norm_dir(cross(a2, a1), EPS);
+  return angular_align(s1, s2, a1, al.dir, al.len, al.on, l);
+}
+
 fn hinge(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   var s1 = s1_;
   var s2 = s2_;
   let l = LAMW * j;
-  // 1. align the axes (M20 eq. 20), always rigid; free about a1
-  let a1 = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  let a2 = rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, j));
-  let al = norm_dir(cross(a2, a1), EPS);
-  let align = angular_align(s1, s2, a1, al.dir, al.len, al.on, l);
+  // 1. align the axes
+  let align = align_axes(j, s1, s2, l);
   s1 = apply(s1, align.dx1, align.dth1);
   s2 = apply(s2, align.dx2, align.dth2);
   // 2. limits (M20 Alg. 3). Branches where the oracle masks: an unlimited joint skips the angle (a quarter of the
@@ -132,6 +137,21 @@ fn slide(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   let violated = p1(OFF_JNT_LIMITED + j) > 0.0 && (f.x < lo || f.x > hi);
   let limit = positional(s1, s2, f.r1, f.r2, f.a, min(max(f.x, lo), hi) - f.x, violated, l + 2u, 0.0);
   return chain(chain(orient, normal), limit);
+}
+
+// ---------------------------------------------------------------- constraints/planar.py
+
+fn planar(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
+  var s1 = s1_;
+  var s2 = s2_;
+  let l = LAMW * j;
+  // 1. align the normals; free about the parent's
+  let align = align_axes(j, s1, s2, l);
+  s1 = apply(s1, align.dx1, align.dth1);
+  s2 = apply(s2, align.dx2, align.dth2);
+  // 2. the anchors may differ only within the plane: move the child along the normal by -x
+  let f = slide_frame(j, s1, s2);
+  return chain(align, positional(s1, s2, f.r1, f.r2, f.a, -f.x, true, l + 1u, alpha_tilde(j, h)));
 }
 
 // ---------------------------------------------------------------- constraints/contact.py

@@ -142,15 +142,18 @@ def check_backward(model: Model) -> None:
   if model.nbody == 0: why.append("no bodies")
   if any(model.jnt_armature):   # kernels/armature.wgsl has no adjoint on main yet (branch armature-adjoint)
     why.append(f"armature (joint '{model.jnt_name[next(j for j, a in enumerate(model.jnt_armature) if a)]}')")
+  if "planar" in model.jnt_type:   # oracle/constraints/planar.py: no adjoint (Gymnasium's models with one are armed)
+    why.append(f"planar joints (joint '{model.jnt_name[model.jnt_type.index('planar')]}')")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 
 
 def armature_tables(model: Model) -> list[str]:
   """The armature stage's constants (kernels/armature.wgsl, from oracle/armature.py armed_trees): the armed trees'
-  joints and bodies as CSR tables, whether each floats, per body the bit mask of its tree's joints whose subtree
-  holds it, each joint's armature (static, as in the Model) and whether its tree is armed (joint_damping leaves those
-  to the stage), and the motors on armed joints (motor_loads leaves them to the stage too)."""
+  joints and bodies as CSR tables, whether each floats (and the planar joint holding its root, or -1), per body the
+  bit mask of its tree's joints whose subtree holds it, each joint's armature (static, as in the Model) and whether
+  its tree is armed (joint_damping leaves those to the stage), and the motors on armed joints (motor_loads leaves
+  them to the stage too)."""
   tr = armed_trees(model)
   n = max((len(t.joints) for t in tr), default=1)
   sub = [0] * model.nbody
@@ -165,7 +168,8 @@ def armature_tables(model: Model) -> list[str]:
                                                      ARM_W=max(n, 6) + n, NARM_MOTOR=len(motors)).items()] + [
     _table("ARM_JSTART", "u32", jstart), _table("ARM_JOINTS", "u32", [j for t in tr for j in t.joints]),
     _table("ARM_BSTART", "u32", bstart), _table("ARM_BODIES", "u32", [b for t in tr for b in t.bodies]),
-    _table("ARM_FLOATS", "u32", [int(t.floats) for t in tr]), _table("ARM_SUB", "u32", sub),
+    _table("ARM_FLOATS", "u32", [int(t.floats) for t in tr]), _table("ARM_PLANE", "i32", [t.plane for t in tr]),
+    _table("ARM_SUB", "u32", sub),
     _table("JNT_ARMATURE", "f32", [_f(a) for a in model.jnt_armature]),
     _table("JNT_UNARMED", "f32", [_f(j not in armed) for j in range(model.njoint)]),
     _table("ARM_MOTORS", "u32", motors)]

@@ -24,16 +24,19 @@ from oracle.packed import ANGVEL, DISP, POS, QUAT, ROT, VEL
 
 @dataclass(frozen=True)
 class ArmTree:
-  """One tree's static structure: its bodies, its joints (hinges and slides, root first), each joint's subtree, and
-  whether it floats (no joint to the world)."""
+  """One tree's static structure: its bodies, its joints (hinges and slides, root first), each joint's subtree,
+  whether it floats (no joint to the world, or a planar one) and the planar joint that holds its root (-1: none)."""
   bodies: tuple[int, ...]
   joints: tuple[int, ...]
   subtree: tuple[tuple[int, ...], ...]
   floats: bool
+  plane: int = -1
 
 
 def trees(model) -> list[ArmTree]:
-  """Every tree of the model's joint graph (hinges, slides and balls; fixed and distance joints are not coordinates)."""
+  """Every tree of the model's joint graph (hinges, slides and balls; fixed and distance joints are not coordinates).
+  A root on a planar joint to the world floats within the plane: the joint is the tree's plane, not one of its
+  joints."""
   par, chi = model.jnt_parent, model.jnt_child
   def sub(b): return (b,) + tuple(x for j in range(model.njoint) if par[j] == b for x in sub(chi[j]))
   out, seen = [], set()
@@ -43,13 +46,15 @@ def trees(model) -> list[ArmTree]:
     if b in seen: continue
     body = sub(b)
     seen.update(body)
-    joints = tuple(j for j in range(model.njoint) if chi[j] in body)
+    plane = up_j[0] if (up_j := [j for j in range(model.njoint) if chi[j] == b]) and \
+        model.jnt_type[up_j[0]] == "planar" else -1
+    joints = tuple(j for j in range(model.njoint) if chi[j] in body and j != plane)
     bad = [j for j in joints if model.jnt_type[j] not in ("hinge", "slide")]
     armed = [j for j in joints if model.jnt_armature[j]]
     if bad and armed:   # only armed trees are refused: trees() also lists the others, which the stage skips
       raise ValueError(f"joint '{model.jnt_name[armed[0]]}': armature needs a tree of hinges and slides; "
                        f"joint '{model.jnt_name[bad[0]]}' in its tree is a {model.jnt_type[bad[0]]} joint")
-    out.append(ArmTree(body, joints, tuple(sub(chi[j]) for j in joints), not up))
+    out.append(ArmTree(body, joints, tuple(sub(chi[j]) for j in joints), not up or plane >= 0, plane))
   return out
 
 
@@ -133,7 +138,10 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
     br = eye[:, :, 0, :] * (mass * in_tree).sum(1).reshape(1, 1, 1)
     # S6 holds the spatial inertia's columns as rows (each block above is (B, column, component))
     S6 = Tensor.cat(Tensor.cat(tl, bl, dim=-1), Tensor.cat(tr, br.expand(B, 3, 3), dim=-1), dim=1)   # rows: columns
-    rig = _solve_batched(S6.transpose(1, 2), -mom.transpose(1, 2))                          # (B, 6, n)
+    K6, r6 = S6.transpose(1, 2), -mom.transpose(1, 2)
+    if tree.plane >= 0:   # within the plane: rotation about its normal, translation across it
+      K6, r6 = _in_plane(model.jnt_axis_parent[tree.plane].cast(dt), K6, r6)
+    rig = _solve_batched(K6, r6)                                                             # (B, 6, n)
     rw, rv = rig[:, :3].transpose(1, 2).reshape(B, n, 1, 3), rig[:, 3:].transpose(1, 2).reshape(B, n, 1, 3)
     tb = in_tree.reshape(1, 1, nb, 1)
     om = om + rw * tb
@@ -178,6 +186,18 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
   qn = (in_tree > 0).where(qn / (qn * qn).sum(-1, keepdim=True).sqrt(), qn)   # the tree's bodies (kernels/ too)
   W = (om * d).sum(1)                                       # (B, nb, 3) the rotation, to first order as ROT keeps it
   return Tensor.cat(xn, qn, work[..., 7:13], disp, work[..., ROT] + W, dim=-1)
+
+
+def _in_plane(nrm: Tensor, K6: Tensor, r6: Tensor) -> tuple[Tensor, Tensor]:
+  """The floating tree's rigid-motion system K6 [rw; rv] = r6 restricted to the motions a planar root allows, for
+  the plane's normal nrm (3,) (world: the joint's parent is the world): with P = diag(nrm nrm^T, I - nrm nrm^T) the
+  orthogonal projector onto them, (P K6 P + I - P) x = P r6 has its solution in P's range, where it solves the
+  projected system, and the motion then keeps the planar joint as it is."""
+  def eye(n): return Tensor([[float(i == k) for k in range(n)] for i in range(n)], dtype=nrm.dtype, device=nrm.device)
+  nn = nrm.reshape(3, 1) * nrm.reshape(1, 3)
+  zero = nn * 0.0
+  P = Tensor.cat(Tensor.cat(nn, zero, dim=1), Tensor.cat(zero, eye(3) - nn, dim=1), dim=0).reshape(1, 6, 6)
+  return P @ K6 @ P + (eye(6).reshape(1, 6, 6) - P), P @ r6
 
 
 def _moved(r: Tensor, v: Tensor) -> Tensor:

@@ -1,5 +1,6 @@
 """Joint coordinates: the generalised position and velocity of hinge and slide joints (MuJoCo's qpos/qvel), for
-observations and servo tests. Derived from the maximal-coordinate state; other joint types read 0."""
+observations and servo tests. Derived from the maximal-coordinate state. A planar joint reads its angle about the
+normal, as a hinge (its two translations are the child's position); other joint types read 0."""
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.constraints.hinge import hinge_angle
@@ -16,12 +17,12 @@ def joint_coords(model, packed: Tensor) -> tuple[Tensor, Tensor]:
   B = packed.shape[0]
   cols: dict[int, tuple[Tensor, Tensor]] = {}
   def vec(sl, bodies): return V3(*(take(packed[..., sl][..., i], bodies) for i in range(3)))
-  for kind in ("hinge", "slide"):
+  for kind in ("hinge", "slide", "planar"):
     jidx, par, chi = joint_sides(model, kind)
     if not jidx: continue
     s1, s2 = gather_side(model, packed, par), gather_side(model, packed, chi)
     w1, w2 = vec(ANGVEL, par), vec(ANGVEL, chi)
-    if kind == "hinge":
+    if kind != "slide":
       q, a = hinge_angle(model, jidx, s1, s2)
       qd = (w2 - w1).dot(a)
     else:

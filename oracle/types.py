@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields, replace
 from tinygrad import Tensor
 
 GEOM_TYPES = ("plane", "sphere", "capsule", "box")
-JOINT_TYPES = ("ball", "hinge", "fixed", "distance", "slide")
+JOINT_TYPES = ("ball", "hinge", "fixed", "distance", "slide", "planar")
 ACTUATOR_TYPES = ("motor", "position", "velocity", "muscle")
 WORLD = -1  # parent index of a joint attached to the world, body index of a world (static) geom
 

@@ -60,10 +60,10 @@ def test_parity_armature_cart_with_limits(tmp_path):
 
 
 def ant_on_floor(scene: dict) -> tuple[np.ndarray, np.ndarray]:
-  """BATCH ant states from its reset pose (engine.kinematics.start_pose: the ankles on their bounds) lowered until
-  the lowest foot is 2 mm into the floor, velocities kicked by N(0, 0.1^2), controls uniform in [-1.2, 1.2] (its
-  ctrlrange widened as kicked_states widens it); rounded to 1e-6 so the golden reference's key is the same on
-  every machine."""
+  """BATCH states of a model on its floor (the ant; the hopper of tests/test_parity_wgsl_planar.py) from its reset
+  pose (engine.kinematics.start_pose: the ant's ankles on their bounds) lowered until the lowest geom is 2 mm into
+  the floor, velocities kicked by N(0, 0.1^2), controls uniform in [-1.2, 1.2] (its ctrlrange widened as
+  kicked_states widens it); rounded to 1e-6 so the golden reference's key is the same on every machine."""
   from engine.scene import build_model
   from engine.simulator import Simulator
   from oracle.packed import pack_state

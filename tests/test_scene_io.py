@@ -316,6 +316,18 @@ BAD = [
                                "axis": [0, 1, 0], "armature": 0.1}],
    "joints[2].armature", "joint 'joint2': armature needs a tree of hinges and slides; body 'arm' in its tree hangs "
    "from two joints"),
+  ("planar damping", ["joints"], [{"type": "planar", "parent": "world", "child": "bob", "anchor": [0, 0, 2],
+                                   "axis": [0, 1, 0], "damping": 0.5}],
+   "joints[0].damping", "a planar joint carries no damping"),
+  ("planar range", ["joints"], [{"type": "planar", "parent": "world", "child": "bob", "anchor": [0, 0, 2],
+                                 "axis": [0, 1, 0], "range": [-1, 1]}],
+   "joints[0].range", "not allowed for a planar joint"),
+  ("armed below planar", ["joints"], [{"type": "hinge", "parent": "world", "child": "bob", "anchor": [0, 0, 2],
+                                       "axis": [0, 1, 0], "armature": 0.1},
+                                      {"type": "planar", "parent": "bob", "child": "arm", "anchor": [1, 0, 1],
+                                       "axis": [0, 1, 0]}],
+   "joints[0].armature", "joint 'joint0': armature needs a tree of hinges and slides; joint 'joint1' in its tree is a "
+   "planar joint below a body"),
 ]
 
 

@@ -141,6 +141,18 @@ def test_verify_mjcf_round_trip_keeps_armature(tmp_path):
   assert differences(scene, back) == [] and model_differences(scene, back) == []
 
 
+def test_verify_mjcf_round_trip_keeps_planar(tmp_path):
+  """A planar joint (a tilted plane, its hinge off the body's origin) goes out as two slides and a hinge named after
+  it, comes back the same joint, and mjcf_indices names the hinge."""
+  scene = load_scene_dict(from_mjcf(ROOT / "tests" / "mjcf" / "planar_arm.xml"))
+  assert scene["joints"][0]["type"] == "planar"
+  back = round_trip(scene, tmp_path)
+  assert differences(scene, back) == [] and model_differences(scene, back) == []
+  m = mujoco.MjModel.from_xml_string(to_mjcf(scene))
+  names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k) for k in mjcf_indices(scene)["joints"]]
+  assert names == [j["name"] for j in scene["joints"]]
+
+
 @pytest.mark.parametrize("edit, expected", [
   (lambda s: s["joints"].append({"type": "fixed", "parent": "world", "child": "free", "anchor": [1.0, 0.0, 1.0]}),
    "joints[3] 'joint3': a fixed joint"),

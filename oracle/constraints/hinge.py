@@ -19,14 +19,19 @@ def wrap(angle):
   return atan2(angle.sin(), angle.cos())
 
 
-@register("hinge", nlam=6)
-def hinge(model, jidx, s1, s2, lam, h, ctrl=None):
-  # 1. align the axes: body 2 turns about a2 x a1, which carries a2 onto a1 (M20 eq. 20); always rigid. A 2-dof
-  #    solve (xpbd.angular_align): the turn about the parent's axis a1 stays free, as for the limit and servo below
+def align_axes(model, jidx, s1, s2, lam):
+  """Body 2 turns about a2 x a1, which carries its axis a2 onto the parent's a1 (M20 eq. 20); always rigid. A 2-dof
+  solve (xpbd.angular_align): the turn about a1 stays free. Step 1 of the hinge and of the planar joint."""
   a1 = s1.q.rotate(jvec(model, "jnt_axis_parent", jidx))
   a2 = s2.q.rotate(jvec(model, "jnt_axis_child", jidx))
   theta, n, active = a2.cross(a1).norm_dir(EPS)
-  align, l_align = angular_align(s1, s2, a1, n, theta, active, lam[0])
+  return angular_align(s1, s2, a1, n, theta, active, lam)
+
+
+@register("hinge", nlam=6)
+def hinge(model, jidx, s1, s2, lam, h, ctrl=None):
+  # 1. align the axes; the turn about the parent's axis stays free, as for the limit and servo below
+  align, l_align = align_axes(model, jidx, s1, s2, lam[0])
   s1, s2 = apply(s1, s2, align)
   # 2. limits (M20 Alg. 3): when the angle leaves [lo, hi], turn body 2 about the axis by (target - angle)
   phi, axis = hinge_angle(model, jidx, s1, s2)

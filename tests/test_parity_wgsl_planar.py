@@ -1,0 +1,39 @@
+"""The planar joint (oracle/constraints/planar.py, kernels/constraints.wgsl planar) and the armature stage on a tree
+that floats within its plane (oracle/armature.py _in_plane, kernels/armature.wgsl arm_in_plane): the kernel against
+the oracle, one step from the same states, with the bounds of tests/test_parity_wgsl.py (every field within 1e-5 of
+the float32 oracle, or no further from the float64 oracle than the float32 oracle is).
+
+planar_arm: a box on a tilted planar joint with a two-link arm, no armature, from kicked states (the kicks leave the
+plane, which the joint's rows then restore). hopper: Gymnasium's hopper.xml on its floor (a planar root, three armed
+hinges with limits, its foot in contact). The backward kernel refuses planar joints by name (kernels/program.py
+check_backward), so there is no gradient parity here."""
+from __future__ import annotations
+from pathlib import Path
+import pytest
+from tests.test_parity_wgsl_armature import ant_on_floor, check_cases, scene_from
+from tests.helpers import wgsl_checked  # noqa: F401 (autouse)
+
+pytest.importorskip("mujoco")
+HERE = Path(__file__).resolve().parent / "mjcf"
+
+
+@pytest.mark.xdist_group("planar_arm")
+def test_parity_planar_arm():
+  check_cases(scene_from(HERE / "planar_arm.xml"), None)
+
+
+@pytest.mark.xdist_group("planar_hopper")
+def test_parity_planar_hopper_on_its_floor():
+  import gymnasium
+  scene = scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "hopper.xml")
+  check_cases(scene, [ant_on_floor(scene)])
+
+
+def test_parity_planar_backward_is_refused():
+  from kernels.layout import Unsupported
+  from kernels.program import check_backward
+  from engine.scene import load_scene
+  from tinygrad import dtypes
+  model = load_scene(scene_from(HERE / "planar_arm.xml"), dtypes.float32, "CPU")
+  with pytest.raises(Unsupported, match="planar joints \\(joint 'root_turn'\\)"):
+    check_backward(model)
