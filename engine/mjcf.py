@@ -200,7 +200,7 @@ class _Converter:
     for j in joints:
       name = self.name("joint", j)
       why = ("a range" if m.jnt_limited[j] else "damping" if m.dof_damping[m.jnt_dofadr[j]] else
-             "armature" if m.dof_armature[m.jnt_dofadr[j]] else
+             "armature" if m.dof_armature[m.jnt_dofadr[j]] else "stiffness" if m.jnt_stiffness[j] else
              "an actuator" if any(m.actuator_trnid[a, 0] == j and m.actuator_trntype[a] != TRN_TENDON
                                   for a in range(m.nu)) else None)
       if why: self.fail(f"joint '{name}': {why} on a coordinate of the planar joint of body '{self.name('body', b)}' "
@@ -254,8 +254,9 @@ class _Converter:
         self.fail(f"<{what}> {names}: not supported yet")
     refuse_tendons(self)
     for j in range(m.njnt):
-      if m.jnt_stiffness[j] != 0: self.fail(f"joint '{self.name('joint', j)}': stiffness {m.jnt_stiffness[j]:g} is "
-                                            "not supported (a spring in generalised coordinates)")
+      if m.jnt_stiffness[j] != 0 and m.jnt_type[j] in (FREE, BALL):
+        self.fail(f"joint '{self.name('joint', j)}': stiffness {m.jnt_stiffness[j]:g} on a "
+                  f"{'free' if m.jnt_type[j] == FREE else 'ball'} joint is not supported")
       dofs = [k for k in range(m.nv) if m.dof_jntid[k] == j]
       if any(m.dof_frictionloss[k] != 0 for k in dofs):
         self.fail(f"joint '{self.name('joint', j)}': frictionloss is not supported")
@@ -373,6 +374,9 @@ class _Converter:
     armature = float(m.dof_armature[m.jnt_dofadr[j]])
     if armature and kind == "ball": self.fail(f"joint '{out['name']}': armature on a ball joint is not supported")
     if armature: out["armature"] = armature   # oracle/armature.py
+    if m.jnt_stiffness[j]:   # a spring towards springref, a qpos: the scene's coordinate is qpos - qpos0
+      out["stiffness"] = float(m.jnt_stiffness[j])
+      out["springref"] = float(m.qpos_spring[m.jnt_qposadr[j]]) - ref
     return out
 
   def actuator(self, a: int, joint_of: dict[int, int]) -> dict:

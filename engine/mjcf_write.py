@@ -164,6 +164,7 @@ class _Writer:
     if "range" in j: attrs["range"] = _v(j["range"])
     if j["damping"]: attrs["damping"] = _f(j["damping"])
     if j.get("armature"): attrs["armature"] = _f(j["armature"])
+    if j.get("stiffness"): attrs.update(stiffness=_f(j["stiffness"]), springref=_f(j["springref"]))
     ET.SubElement(el, "joint", attrs)
 
   def geom(self, el, g: dict, pos, quat) -> None:

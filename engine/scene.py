@@ -72,7 +72,9 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     ntendon=len(tendons), ten_name=tuple(t["name"] for t in tendons),
     ten_site=tuple(tuple(next(k for k, s in enumerate(sites) if s["name"] == n) for n in t["sites"]) for t in tendons),
     dt=scene["dt"], substeps=scene["substeps"], iterations=scene["iterations"], relaxation=scene["relaxation"],
-    jnt_armature=tuple(float(j.get("armature", 0.0)) for j in joints), **_collision(scene), **tensors)
+    jnt_armature=tuple(float(j.get("armature", 0.0)) for j in joints),
+    jnt_stiffness=tuple(float(j.get("stiffness", 0.0)) for j in joints),
+    jnt_springref=tuple(float(j.get("springref", 0.0)) for j in joints), **_collision(scene), **tensors)
 
 
 def _collision(scene) -> dict:
@@ -156,8 +158,9 @@ def _bodies_and_geoms(scene) -> tuple[dict[str, np.ndarray], list[str]]:
 
 
 def _perpendicular(axis: np.ndarray) -> np.ndarray:
-  """A fixed unit vector normal to a unit axis: the least aligned basis vector, Gram-Schmidt projected."""
-  e = np.eye(3)[int(np.argmin(np.abs(axis)))]
+  """A fixed unit vector normal to a unit axis: the least aligned basis vector, Gram-Schmidt projected. Components
+  equal to 1e-9 tie, the first winning, so that an axis read back from MJCF with rounding keeps its reference."""
+  e = np.eye(3)[int(np.argmin(np.round(np.abs(axis), 9)))]
   ref = e - (e @ axis) * axis
   return ref / np.linalg.norm(ref)
 

@@ -34,9 +34,10 @@ _CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "mar
 _BODY_KEYS = ("name", "pos", "quat", "vel", "angvel", "mass", "inertia", "geoms")
 _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution", "rgba", "name")
 _JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping", "collide")
-_JOINT_KEYS = {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis", "range", "armature"),
+_JOINT_KEYS = {"ball": ("anchor",), "fixed": ("anchor",),
+               "hinge": ("anchor", "axis", "range", "armature", "stiffness", "springref"),
                "distance": ("anchor_parent", "anchor_child", "length"),
-               "slide": ("anchor", "axis", "range", "armature"), "planar": ("anchor", "axis")}
+               "slide": ("anchor", "axis", "range", "armature", "stiffness", "springref"), "planar": ("anchor", "axis")}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -116,7 +117,8 @@ def validate(raw, default_name: str = "scene") -> dict:
       _fail(f"joints[{j}].name", f"duplicate joint name {joint['name']!r} (also {seen[joint['name']]})")
     seen[joint["name"]] = f"joints[{j}]"
     out["joints"].append(joint)
-  if bad := armed_tree_conflict(out["joints"]): _fail(f"joints[{bad[0]}].armature", bad[1])
+  if bad := armed_tree_conflict(out["joints"]):
+    _fail(f"joints[{bad[0]}].{'armature' if out['joints'][bad[0]].get('armature') else 'stiffness'}", bad[1])
   # the site, tendon and actuator checks live in their own files (they use this file's leaf checks)
   from engine.scene_actuators import actuators
   from engine.scene_tendons import sites, tendons
@@ -277,6 +279,11 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
     # rotor inertia in the joint's own coordinate, MuJoCo's armature (oracle/armature.py)
     out["armature"] = _num(jd.get("armature", 0.0), f"{path}.armature", lo=0.0,
                            unit=" [kg]" if kind == "slide" else " [kg m^2]")
+    # a spring in the joint's coordinate towards springref (0: the initial pose), MuJoCo's stiffness; both carried by
+    # the armature stage, like armature
+    out["stiffness"] = _num(jd.get("stiffness", 0.0), f"{path}.stiffness", lo=0.0,
+                            unit=" [N/m]" if kind == "slide" else " [N m/rad]")
+    out["springref"] = _num(jd.get("springref", 0.0), f"{path}.springref", unit=" [m]" if kind == "slide" else " [rad]")
   out["compliance"] = _num(jd.get("compliance", 0.0), f"{path}.compliance", lo=0.0)
   unit = " [N s/m]" if kind == "slide" else " [N m s/rad]"
   out["damping"] = _num(jd.get("damping", 0.0), f"{path}.damping", lo=0.0, unit=unit)
@@ -300,17 +307,18 @@ def armed_tree_conflict(joints: list[dict]) -> tuple[int, str] | None:
     a, b = root(j["parent"]), root(j["child"])
     if j["parent"] != "world" and a != b: up[b] = a
   for k, armed in enumerate(joints):
-    if not armed.get("armature"): continue
+    if not (armed.get("armature") or armed.get("stiffness")): continue
+    what = "armature" if armed.get("armature") else "stiffness"
     tree = [j for j in joints if root(j["child"]) == root(armed["child"])]
     root_planar = {"type": "planar", "parent": "world"}
     if bad := next((j for j in tree if j["type"] not in ("hinge", "slide") and
                     {k: j[k] for k in root_planar} != root_planar), None):
       where = " below a body" if bad["type"] == "planar" else ""
-      return k, (f"joint '{armed['name']}': armature needs a tree of hinges and slides; joint '{bad['name']}' in its "
+      return k, (f"joint '{armed['name']}': {what} needs a tree of hinges and slides; joint '{bad['name']}' in its "
                  f"tree is a {bad['type']} joint{where}")
     children = [j["child"] for j in tree]
     if twice := next((c for c in children if children.count(c) > 1), None):
-      return k, (f"joint '{armed['name']}': armature needs a tree of hinges and slides; body '{twice}' in its tree "
+      return k, (f"joint '{armed['name']}': {what} needs a tree of hinges and slides; body '{twice}' in its tree "
                  "hangs from two joints")
   return None
 

@@ -1,6 +1,6 @@
 // The armature stage (oracle/armature.py): after the Jacobi iterations, one Newton step of the implicit-Euler
 // objective over every joint coordinate of each armed tree (docs/mjcf.md "Armature" has the equations):
-//   (G + diag(A + c h)) d = A (h qdot0 - dq) - c h dq + h^2 tau - <D, x - x~>_M,   G_ij = <D_i, D_j>_M,
+//   (G + diag(A + c h + k h^2)) d = A (h qdot0 - dq) - c h dq - k h^2 (q - s) + h^2 tau - <D, x - x~>_M,
 // limited joints as an active set (arm_limited), then the rigid motions sum_j d_j D_j integrates to (exact turns,
 // leaves first). The header's tables (kernels/program.py armature_tables): the armed trees' joints (ARM_JOINTS from
 // ARM_JSTART[t], root first) and bodies (ARM_BODIES from ARM_BSTART[t]), whether each floats (ARM_FLOATS; within
@@ -243,7 +243,7 @@ fn arm_tau(j: u32) -> f32 {
   return tau;
 }
 
-// K = G + diag(A + c h) and the right-hand side (column n), by bodies
+// K = G + diag(A + c h + k h^2) and the right-hand side (column n), by bodies
 fn arm_system(t: u32, f: ptr<function, ArmFrame>, n: u32, floats: bool, h: f32) -> ArmAug {
   var m: ArmAug;
   for (var r = 0u; r < ARM_R; r++) { for (var c = 0u; c < ARM_W; c++) { m[r][c] = 0.0; } }
@@ -265,8 +265,11 @@ fn arm_system(t: u32, f: ptr<function, ArmFrame>, n: u32, floats: bool, h: f32) 
     let dq = arm_dq(f, j, k);
     let arm = JNT_ARMATURE[j];
     let c = p1(OFF_JNT_DAMPING + j);
-    m[k][n] += arm * (h * arm_qd0[j] - dq) - c * h * dq + h * h * arm_tau(j);
-    m[k][k] += arm + c * h;
+    let kh2 = JNT_STIFFNESS[j] * h * h;   // the spring, (k h^2 / 2) (q + d - s)^2
+    var spring = 0.0;
+    if (kh2 != 0.0) { spring = kh2 * (arm_coord(j) - JNT_SPRINGREF[j]); }
+    m[k][n] += arm * (h * arm_qd0[j] - dq) - c * h * dq - spring + h * h * arm_tau(j);
+    m[k][k] += arm + c * h + kh2;
   }
   return m;
 }

@@ -19,7 +19,7 @@ from kernels.layout import (Unsupported, check_supported, contact_tables, model_
                             state_rows)
 from kernels.tape import tape_declaration, tape_layout
 from oracle import broadphase, contacts, math3, muscle, packed
-from oracle.armature import armed_joints, armed_trees
+from oracle.armature import armed_joints, armed_trees, staged
 from oracle.collide import NARROWPHASE, box, box_box, primitives
 from oracle.constraints import CONSTRAINTS, NLAM
 from oracle.joint_damping import has_damping
@@ -140,8 +140,9 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
-  if any(model.jnt_armature):   # kernels/armature.wgsl has no adjoint on main yet (branch armature-adjoint)
-    why.append(f"armature (joint '{model.jnt_name[next(j for j, a in enumerate(model.jnt_armature) if a)]}')")
+  for what, values in (("armature", model.jnt_armature), ("stiffness", model.jnt_stiffness)):
+    if any(values):   # kernels/armature.wgsl has no adjoint on main yet (branch armature-adjoint)
+      why.append(f"{what} (joint '{model.jnt_name[next(j for j, a in enumerate(values) if a)]}')")
   if "planar" in model.jnt_type:   # oracle/constraints/planar.py: no adjoint (Gymnasium's models with one are armed)
     why.append(f"planar joints (joint '{model.jnt_name[model.jnt_type.index('planar')]}')")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
@@ -151,9 +152,9 @@ def check_backward(model: Model) -> None:
 def armature_tables(model: Model) -> list[str]:
   """The armature stage's constants (kernels/armature.wgsl, from oracle/armature.py armed_trees): the armed trees'
   joints and bodies as CSR tables, whether each floats (and the planar joint holding its root, or -1), per body the
-  bit mask of its tree's joints whose subtree holds it, each joint's armature (static, as in the Model) and whether
-  its tree is armed (joint_damping leaves those to the stage), and the motors on armed joints (motor_loads leaves
-  them to the stage too)."""
+  bit mask of its tree's joints whose subtree holds it, each joint's armature, stiffness and springref (static, as in
+  the Model) and whether its tree is armed (joint_damping leaves those to the stage), and the motors on armed joints
+  (motor_loads leaves them to the stage too)."""
   tr = armed_trees(model)
   n = max((len(t.joints) for t in tr), default=1)
   sub = [0] * model.nbody
@@ -171,6 +172,8 @@ def armature_tables(model: Model) -> list[str]:
     _table("ARM_FLOATS", "u32", [int(t.floats) for t in tr]), _table("ARM_PLANE", "i32", [t.plane for t in tr]),
     _table("ARM_SUB", "u32", sub),
     _table("JNT_ARMATURE", "f32", [_f(a) for a in model.jnt_armature]),
+    _table("JNT_STIFFNESS", "f32", [_f(k) for k in model.jnt_stiffness]),
+    _table("JNT_SPRINGREF", "f32", [_f(s) for s in model.jnt_springref]),
     _table("JNT_UNARMED", "f32", [_f(j not in armed) for j in range(model.njoint)]),
     _table("ARM_MOTORS", "u32", motors)]
 
@@ -254,7 +257,7 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   damping = has_damping(model) if damping is None else damping
   nparam = param_layout(model)[1]
   private = nparam <= PRIVATE_PARAMS if private_params is None else private_params
-  body = re.sub(r"^var<env>", "var<private>", kernel_body(any(model.jnt_armature)), flags=re.M)
+  body = re.sub(r"^var<env>", "var<private>", kernel_body(staged(model)), flags=re.M)
   tape = {**tape_layout(model, damping, store), "GPRM_ARR": nparam if private else 1}
   return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) +
           f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" + tape_declaration(tape) + body
@@ -269,7 +272,7 @@ def source(model: Model, batch: int, steps: int, damping: bool | None = None, la
   check_supported(model)
   damping = has_damping(model) if damping is None else damping
   check_lanes(model, lanes)
-  body = re.sub(r"^var<env>", "var<private>" if lanes == 1 else "var<workgroup>", kernel_body(any(model.jnt_armature)),
+  body = re.sub(r"^var<env>", "var<private>" if lanes == 1 else "var<workgroup>", kernel_body(staged(model)),
                 flags=re.M)
   head = f"// generated for scene {model.name!r}, {lanes} lane(s) per env\n"
   return head + header(model, batch, steps, damping, lanes) + body

@@ -1,20 +1,25 @@
-"""Joint armature (issue 19): after the Jacobi iterations of a substep, one Newton step of the implicit-Euler
-objective over every joint coordinate of each tree that carries armature. The design and its measurements:
+"""Joint armature and stiffness (issue 19): after the Jacobi iterations of a substep, one Newton step of the
+implicit-Euler objective over every joint coordinate of each tree that carries armature or a joint spring. The design
+and its measurements:
 docs/mjcf.md "Armature", bench/study_armature.py ("joint_all"), which this stage reproduces in tinygrad, batch first.
 
 MuJoCo's armature A adds (A / 2) qdot^2 to the kinetic energy in the joint's own coordinate q; maximal coordinates
 have no body to carry it. The step's objective over a substep, with x~ the poses integrate predicted:
-  F(x) = 1/2 |x - x~|_M^2 + sum_j [A_j / 2 (dq_j - h qdot0_j)^2 + c_j h / 2 dq_j^2 - h^2 tau_j dq_j]
-(dq_j = q_j - q0_j; c_j the joint's damping, implicit Euler's force -c dq / h; tau_j an armed joint's motor torque).
+  F(x) = 1/2 |x - x~|_M^2 + sum_j [A_j / 2 (dq_j - h qdot0_j)^2 + c_j h / 2 dq_j^2 + k_j h^2 / 2 (q_j - s_j)^2
+                                   - h^2 tau_j dq_j]
+(dq_j = q_j - q0_j; c_j the joint's damping, implicit Euler's force -c dq / h; k_j its stiffness, MuJoCo's spring
+-k (q - s) towards springref s, implicit too; tau_j an armed joint's motor torque).
 D_j, joint j's coordinate moving at unit rate, leaves every other joint's coordinate and constraint unchanged: the
 child's subtree turns rigidly about the hinge's axis through its anchor (translates along a slide's), and a floating
 tree also moves rigidly so that its momentum is unchanged. The Newton step along span(D) is
-  (G + diag(A + c h)) d = A (h qdot0 - dq) - c h dq + h^2 tau - <D, x - x~>_M,   G_ij = <D_i, D_j>_M,
+  (G + diag(A + c h + k h^2)) d = A (h qdot0 - dq) - c h dq - k h^2 (q - s) + h^2 tau - <D, x - x~>_M,
+with G_ij = <D_i, D_j>_M (q the coordinate at the working state, as oracle/joints.py reads it),
 and the bodies move by the rigid motions sum_j d_j D_j integrates to. G is the tree's joint-space mass matrix. Limited
 joints enter as an active set (_limited); the contacts get a last Jacobi pass after the step (oracle/step.py).
 
-Limits: parameters shared across the batch; trees of hinges and slides (a ball joint in an armed tree is refused); the
-oracle only: the WGSL kernel refuses armature by name (kernels/layout.py), and no adjoint exists for the WGSL backward.
+Limits: parameters shared across the batch (armature, stiffness and springref static); trees of hinges and slides,
+the root free or on a planar joint to the world (a ball joint in an armed tree is refused); no adjoint exists for the
+WGSL backward (kernels/program.py check_backward refuses it by name). kernels/armature.wgsl is the forward kernel's.
 """
 from __future__ import annotations
 from dataclasses import dataclass
@@ -50,10 +55,10 @@ def trees(model) -> list[ArmTree]:
         model.jnt_type[up_j[0]] == "planar" else -1
     joints = tuple(j for j in range(model.njoint) if chi[j] in body and j != plane)
     bad = [j for j in joints if model.jnt_type[j] not in ("hinge", "slide")]
-    armed = [j for j in joints if model.jnt_armature[j]]
+    armed = [j for j in joints if model.jnt_armature[j] or model.jnt_stiffness[j]]
     if bad and armed:   # only armed trees are refused: trees() also lists the others, which the stage skips
-      raise ValueError(f"joint '{model.jnt_name[armed[0]]}': armature needs a tree of hinges and slides; "
-                       f"joint '{model.jnt_name[bad[0]]}' in its tree is a {model.jnt_type[bad[0]]} joint")
+      raise ValueError(f"joint '{model.jnt_name[armed[0]]}': armature or stiffness needs a tree of hinges and "
+                       f"slides; joint '{model.jnt_name[bad[0]]}' in its tree is a {model.jnt_type[bad[0]]} joint")
     out.append(ArmTree(body, joints, tuple(sub(chi[j]) for j in joints), not up or plane >= 0, plane))
   return out
 
@@ -67,9 +72,7 @@ def _cross(a: Tensor, b: Tensor) -> Tensor:
 
 def _rotate(q: Tensor, v: Tensor) -> Tensor:
   """Quaternions q (..., 4) [w, x, y, z] applied to vectors v (..., 3): v + 2 u x (u x v + w v)."""
-  u, w = q[..., 1:], q[..., :1]
-  t = _cross(u, v) * 2.0
-  return v + t * w + _cross(u, t)
+  return v + _moved(q, v)
 
 
 def _solve_batched(K: Tensor, r: Tensor) -> Tensor:
@@ -162,9 +165,16 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
   gap = (Iom * gap_w).sum((2, 3)) + (ve * gap_v * mb).sum((2, 3))
   A = const([armature[j] for j in js]).reshape(1, n)
   C = Tensor.stack(*(damping[j] for j in js)).reshape(1, n).cast(dt)
-  rhs = A * (h * qdot0 - dq) - C * h * dq + h * h * tau - gap
-  K = G + (const([[float(i == k) for k in range(n)] for i in range(n)]).reshape(1, n, n) * (A + C * h).reshape(1, 1, n))
-  d = _limited(model, js, work, K, rhs)
+  # a joint's spring, (k h^2 / 2) (q + d - q_s)^2 in the objective (implicit Euler's force -k (q' - q_s))
+  from oracle.joints import joint_coords
+  coords = joint_coords(model, work)[0]
+  qc = Tensor.stack(*(coords[:, j] for j in js), dim=-1)
+  S = const([model.jnt_stiffness[j] for j in js]).reshape(1, n)
+  qs = const([model.jnt_springref[j] for j in js]).reshape(1, n)
+  rhs = A * (h * qdot0 - dq) - C * h * dq - S * h * h * (qc - qs) + h * h * tau - gap
+  K = G + (const([[float(i == k) for k in range(n)] for i in range(n)]).reshape(1, n, n) *
+           (A + C * h + S * h * h).reshape(1, 1, n))
+  d = _limited(model, js, qc, K, rhs)
   # the bodies move by sum_j d_j D_j, applied as the rigid motions D_j integrate to (exact turns about each joint's
   # axis, leaves first so each axis is still where it was computed), not their tangents: a tangent step of d moves a
   # body at lever r off its circle by r d^2 / 2 and so breaks the joints, and the pinned limits below take d ~ 0.3 rad
@@ -223,20 +233,17 @@ def _qmul(a: Tensor, b: Tensor) -> Tensor:
   return Tensor.cat(aw * bw - (av * bv).sum(-1, keepdim=True), bv * aw + av * bw + _cross(av, bv), dim=-1)
 
 
-def _limited(model, js: list[int], work: Tensor, K: Tensor, rhs: Tensor, passes: int = 2) -> Tensor:
+def _limited(model, js: list[int], q: Tensor, K: Tensor, rhs: Tensor, passes: int = 2) -> Tensor:
   """The Newton step d (B, n, 1, 1) of K d = rhs with the joints' limits as an active set: a limited joint whose
   coordinate the step would carry past its range (or further past, when the iterations left it outside) is pinned at
   that bound (its row of K d = rhs replaced by d_j = bound - q_j), and the others re-solved with it held, `passes`
   times (a pin stays for the substep). Without this the step, which only sees inertia, undoes the limits' projection
   (Gymnasium's ant, dropped onto the floor, blew up at the first touch)."""
   from oracle.constraints import jscalar
-  from oracle.joints import joint_coords
   from oracle.math3 import take
   B, n = rhs.shape
   d = _solve_batched(K, rhs.reshape(B, n, 1)).reshape(B, n)
   jidx = tuple(js)
-  q = joint_coords(model, work)[0]
-  q = Tensor.stack(*(q[:, j] for j in js), dim=-1)
   rng = take(model.jnt_range, jidx, axis=-2).reshape(1, n, 2).cast(rhs.dtype)
   # a joint already past a bound may not go further, but the step does not project it back: that is the Jacobi
   # iterations' job, and projecting here too (along D_j, whose momentum-cancelling part moves the whole tree) pumps
@@ -259,10 +266,15 @@ def _limited(model, js: list[int], work: Tensor, K: Tensor, rhs: Tensor, passes:
   return d.reshape(B, n, 1, 1)
 
 
+def staged(model) -> bool:
+  """Whether some joint has armature or stiffness: the model's substeps then run this stage."""
+  return any(model.jnt_armature) or any(model.jnt_stiffness)
+
+
 def armed_trees(model) -> list[ArmTree]:
-  """The trees with armature on some joint (static)."""
-  if not any(model.jnt_armature): return []
-  return [t for t in trees(model) if any(model.jnt_armature[j] for j in t.joints)]
+  """The trees with armature or stiffness on some joint (static): the stage's trees."""
+  if not staged(model): return []
+  return [t for t in trees(model) if any(model.jnt_armature[j] or model.jnt_stiffness[j] for j in t.joints)]
 
 
 def armed_joints(model) -> frozenset[int]:

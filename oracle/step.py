@@ -26,7 +26,7 @@ The front door (engine/) imports from here only: STAGES, substep, step_packed an
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.activation import activation
-from oracle.armature import armature
+from oracle.armature import armature, staged
 from oracle.contact_velocity import contact_velocity
 from oracle.contacts import ContactPlan, contact_plan, find_pairs, has_contacts, plan_from_pairs  # noqa: F401
 from oracle.integrate import integrate
@@ -56,7 +56,7 @@ def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: Contact
   lam, clam = init_lambda(model), None
   for _ in range(model.iterations):
     packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl)
-  if any(model.jnt_armature):
+  if staged(model):
     packed = armature(model, packed, pred, start, h, ctrl).contiguous()
     # the contacts get the last word: the step, which sees inertia and the limits but not the contacts, may have moved
     # bodies into them (the joints it keeps exactly; a second pass over them would apply the servos twice)

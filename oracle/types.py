@@ -53,6 +53,8 @@ class Model:
   contact_margin: float           # [m] broadphase AABBs grow by this beyond 2 dt (|v| + |w| rho)
   jnt_armature: tuple[float, ...]  # [kg m^2] (hinge) or [kg] (slide) rotor inertia in the joint's coordinate, 0 for
                                    # the others (oracle/armature.py)
+  jnt_stiffness: tuple[float, ...]  # [N m/rad] or [N/m] a spring in the joint's coordinate (oracle/armature.py)
+  jnt_springref: tuple[float, ...]  # [rad] or [m] the coordinate where that spring rests (0: the initial pose)
   # --- tensors ---
   gravity: Tensor                 # (3,) [m/s^2]
   body_inv_mass: Tensor           # (nbody,) [1/kg], 0 for a kinematic body

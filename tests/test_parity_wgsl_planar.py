@@ -1,12 +1,13 @@
-"""The planar joint (oracle/constraints/planar.py, kernels/constraints.wgsl planar) and the armature stage on a tree
-that floats within its plane (oracle/armature.py _in_plane, kernels/armature.wgsl arm_in_plane): the kernel against
+"""The planar joint (oracle/constraints/planar.py, kernels/constraints.wgsl planar), the armature stage on a tree
+that floats within its plane (oracle/armature.py _in_plane, kernels/armature.wgsl arm_in_plane) and joint springs in
+that stage (stiffness, springref): the kernel against
 the oracle, one step from the same states, with the bounds of tests/test_parity_wgsl.py (every field within 1e-5 of
 the float32 oracle, or no further from the float64 oracle than the float32 oracle is).
 
 planar_arm: a box on a tilted planar joint with a two-link arm, no armature, from kicked states (the kicks leave the
-plane, which the joint's rows then restore). hopper: Gymnasium's hopper.xml on its floor (a planar root, three armed
-hinges with limits, its foot in contact). The backward kernel refuses planar joints by name (kernels/program.py
-check_backward), so there is no gradient parity here."""
+plane, which the joint's rows then restore). half_cheetah: Gymnasium's half_cheetah.xml on its floor (a planar root,
+six armed and sprung hinges with limits, its feet in contact). The backward kernel refuses planar joints and
+stiffness by name (kernels/program.py check_backward), so there is no gradient parity here."""
 from __future__ import annotations
 from pathlib import Path
 import pytest
@@ -22,10 +23,10 @@ def test_parity_planar_arm():
   check_cases(scene_from(HERE / "planar_arm.xml"), None)
 
 
-@pytest.mark.xdist_group("planar_hopper")
-def test_parity_planar_hopper_on_its_floor():
+@pytest.mark.xdist_group("planar_half_cheetah")
+def test_parity_planar_half_cheetah_on_its_floor():
   import gymnasium
-  scene = scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "hopper.xml")
+  scene = scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "half_cheetah.xml")
   check_cases(scene, [ant_on_floor(scene)])
 
 

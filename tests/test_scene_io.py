@@ -328,6 +328,9 @@ BAD = [
                                        "axis": [0, 1, 0]}],
    "joints[0].armature", "joint 'joint0': armature needs a tree of hinges and slides; joint 'joint1' in its tree is a "
    "planar joint below a body"),
+  ("sprung ball", [*J1, "stiffness"], 2.0, "joints[1].stiffness", "not allowed for a ball joint"),
+  ("sprung tree of a ball", [*J0, "stiffness"], 2.0, "joints[0].stiffness", "joint 'joint0': stiffness needs a tree "
+   "of hinges and slides; joint 'joint1' in its tree is a ball joint"),
 ]
 
 

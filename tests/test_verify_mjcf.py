@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent / "mjcf"
 ASSETS = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
 TRAJECTORIES = [HERE / "pendulum.xml", HERE / "double_pendulum.xml", HERE / "ball_chain.xml",
                 ASSETS / "inverted_pendulum.xml", ASSETS / "inverted_double_pendulum.xml", HERE / "planar_arm.xml",
-                HERE / "planar_armed.xml"]
+                HERE / "planar_armed.xml", HERE / "spring_arm.xml"]
 FINE = 20   # MuJoCo substeps per env-step in the reference
 
 
@@ -199,8 +199,8 @@ def _xml(tmp_path: Path, body: str, extra: str = "") -> Path:
 @pytest.mark.parametrize("body, extra, expected", [
   ('<body name="b"><joint name="x" type="slide"/><joint name="y" type="slide" axis="0 1 0"/>'
    '<geom type="sphere" size="0.1"/></body>', "", "body 'b': 2 joints (x (slide), y (slide))"),
-  ('<body name="b"><joint name="h" stiffness="3"/><geom type="sphere" size="0.1"/></body>', "",
-   "joint 'h': stiffness 3 is not supported"),
+  ('<body name="b"><joint name="h" type="ball" stiffness="3"/><geom type="sphere" size="0.1"/></body>', "",
+   "joint 'h': stiffness 3 on a ball joint is not supported"),
   ('<body name="b"><freejoint/><geom name="g" type="mesh" mesh="m"/></body>',
    '<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>', "geom 'g': a mesh (meshes='box'"),
   ('<body name="b"><freejoint/><geom name="g" type="sphere" size="0.1"/>'

@@ -132,12 +132,15 @@ def test_verify_mjcf_round_trip_keeps_what_mjcf_has_no_attribute_for(tmp_path):
 
 
 def test_verify_mjcf_round_trip_keeps_armature(tmp_path):
-  """Two hinges' armature (oracle/armature.py) go out as MJCF's `armature` and come back."""
+  """Two hinges' armature and springs (oracle/armature.py) go out as MJCF's `armature`, `stiffness` and `springref`
+  and come back."""
   scene = json.loads((ROOT / "scenes" / "double_pendulum.json").read_text())
   for j, a in zip(scene["joints"], (0.05, 0.02)): j["armature"] = a
+  scene["joints"][1].update(stiffness=3.0, springref=-0.25)
   scene = load_scene_dict(scene)
   back = round_trip(scene, tmp_path)
   assert [j.get("armature") for j in back["joints"]] == [0.05, 0.02]
+  assert [(j["stiffness"], j["springref"]) for j in back["joints"]] == [(0.0, 0.0), (3.0, -0.25)]
   assert differences(scene, back) == [] and model_differences(scene, back) == []
 
 
