@@ -39,9 +39,10 @@ sys.path.insert(0, str(ROOT))
 # call, so a per-step random sequence is not the same work through the front door, and MuJoCo is at its fastest at
 # rest (x256 on this machine: 289k env-steps/s, 268k with a random ctrl held per env, 167k with a new one each step)
 SET = (("pendulum", 4096, 120), ("drop", 256, 240), ("stack10", 64, 60), ("ant", 256, 100))
-# besides SET (--only gym_ant:256): Gymnasium's own ant.xml, 50 env-steps of 0.01 s a call, so the check reads it 2 s
-# after its drop (the oracle's 96 substeps a step take minutes a call: --configs mujoco wgsl-WEBGPU)
-EXTRA = (("gym_ant", 256, 50),)
+# besides SET (--only gym_ant:256): Gymnasium's own ant.xml and half_cheetah.xml, 50 env-steps of 0.01 s a call, so
+# the check reads them 2 s after their start (the oracle's 96 substeps a step take minutes a call: --configs mujoco
+# wgsl-WEBGPU)
+EXTRA = (("gym_ant", 256, 50), ("gym_half_cheetah", 256, 50))
 CONFIGS = {"mujoco": None, "oracle-CPU": ("oracle", "CPU"), "wgsl-WEBGPU": ("wgsl", "WEBGPU")}
 THREADS = 2
 # the ant's torso height [m] at rigid rest: knees on their -0.002 rad limit (the scene's pose bends them 0.502 rad, 2
@@ -56,21 +57,22 @@ def scene_path(scene: str) -> Path:
   return path if path.exists() else ROOT / "engine" / "tasks" / "scenes" / f"{scene}.json"
 
 
-def gym_ant_xml() -> Path:
-  """Gymnasium's own ant.xml (MJCF, armature 1 on its eight hinges): MuJoCo runs it as is, this engine its
-  conversion (engine/mjcf.py: 96 substeps a 0.01 s step, the armature stage)."""
+def gym_xml(scene: str) -> Path:
+  """Gymnasium's own asset behind gym_NAME (MJCF: ant.xml, armature 1 on its eight hinges; half_cheetah.xml, a planar
+  root and six armed, sprung hinges): MuJoCo runs it as is, this engine its conversion (engine/mjcf.py: 96 substeps a
+  0.01 s step, the armature stage)."""
   import gymnasium
-  return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
+  return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{scene.removeprefix('gym_')}.xml"
 
 
 def scene_spec(scene: str) -> dict:
-  """The scene dict the engine runs: a scene file's JSON, or gym_ant's conversion."""
-  if scene == "gym_ant":
+  """The scene dict the engine runs: a scene file's JSON, or a gym_ asset's conversion."""
+  if scene.startswith("gym_"):
     import warnings
     from engine.mjcf import MJCFWarning, from_mjcf
     with warnings.catch_warnings():
       warnings.simplefilter("ignore", MJCFWarning)
-      return from_mjcf(gym_ant_xml())
+      return from_mjcf(gym_xml(scene))
   return json.loads(scene_path(scene).read_text())
 
 
@@ -90,6 +92,12 @@ def check(scene: str, start: np.ndarray, pos: np.ndarray, vel: np.ndarray) -> tu
     z = pos[:, 0, 2] if np.isfinite(pos).all() and np.isfinite(vel).all() else np.array([float("nan")])
     low = float(z.min())
     return bool(0.3 < low and z.max() < 0.75), low, "lowest torso height [m]"
+  if scene == "gym_half_cheetah":
+    # from its reference pose (torso 0.7 m, feet on the floor): it settles on its sprung legs, MuJoCo's torso at 0.568
+    # m, and stays up (lying on its back would read ~0.1); every value finite, at rest below 2 cm/s
+    z = pos[:, 0, 2] if np.isfinite(pos).all() and np.isfinite(vel).all() else np.array([float("nan")])
+    low = float(z.min())
+    return bool(0.45 < low and z.max() < 0.75 and float(np.abs(vel).max()) < 2e-2), low, "lowest torso height [m]"
   if scene == "ant":
     # standing with zero control: the torso within 1 cm of its rigid rest height. The joints' and contacts' compliance
     # sag it (MuJoCo 2.6 mm at its 0.02 s step, the engine 5.9 mm: its joints' static error); an ant whose knees
@@ -153,7 +161,7 @@ def run_engine(scene: str, batch: int, steps: int, config: str, budget: tuple[in
 def run_mujoco(scene: str, batch: int, steps: int) -> dict:
   import mujoco
   from mujoco import rollout
-  m = mujoco.MjModel.from_xml_path(str(gym_ant_xml() if scene == "gym_ant" else
+  m = mujoco.MjModel.from_xml_path(str(gym_xml(scene) if scene.startswith("gym_") else
                                         ROOT / "bench" / "mjcf" / f"{scene}.xml"))
   datas = [mujoco.MjData(m) for _ in range(THREADS)]
   spec = mujoco.mjtState.mjSTATE_FULLPHYSICS

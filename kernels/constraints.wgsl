@@ -141,17 +141,13 @@ fn slide(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
 
 // ---------------------------------------------------------------- constraints/planar.py
 
-fn planar(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
-  var s1 = s1_;
-  var s2 = s2_;
-  let l = LAMW * j;
-  // 1. align the normals; free about the parent's
-  let align = align_axes(j, s1, s2, l);
-  s1 = apply(s1, align.dx1, align.dth1);
-  s2 = apply(s2, align.dx2, align.dth2);
+fn planar(j: u32, s1: Side, s2: Side, h: f32) -> Correction {
+  let align = align_axes(j, s1, s2, LAMW * j);   // 1. the normals aligned; free about the parent's
+  let t1 = apply(s1, align.dx1, align.dth1);
+  let t2 = apply(s2, align.dx2, align.dth2);
   // 2. the anchors may differ only within the plane: move the child along the normal by -x
-  let f = slide_frame(j, s1, s2);
-  return chain(align, positional(s1, s2, f.r1, f.r2, f.a, -f.x, true, l + 1u, alpha_tilde(j, h)));
+  let f = slide_frame(j, t1, t2);
+  return chain(align, positional(t1, t2, f.r1, f.r2, f.a, -f.x, true, LAMW * j + 1u, alpha_tilde(j, h)));
 }
 
 // ---------------------------------------------------------------- constraints/contact.py
