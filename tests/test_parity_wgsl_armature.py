@@ -88,7 +88,7 @@ def ant_scene() -> dict:
 # floor criterion (the kernel within 4x the float32 oracle's error) then measures luck: the kernel's 5.3e-3 m passed
 # against the first and fails against the second. Needs a criterion for chaotic steps (float32's spread over
 # rounding-level perturbations of the start), not a wider bound
-@pytest.mark.xfail(reason="chaotic at float32 rounding: the floor criterion is noise here (comment above)", strict=False)
+@pytest.mark.xfail(reason="chaotic at float32 rounding: the floor criterion is noise here (above)", strict=False)
 @pytest.mark.xdist_group("armature_ant")
 def test_parity_armature_ant_on_its_floor():
   scene = ant_scene()
