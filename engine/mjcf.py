@@ -37,6 +37,7 @@ from engine.mass import geom_mass, principal_axes
 from engine.npquat import mat_to_quat, quat_mul, quat_to_mat
 from engine.mjcf_tendons import TRN_TENDON, apply_extras, distance_joints, muscle, read_extras, refuse_tendons, \
   sites_and_tendons
+from engine.mjcf_state import bodies_from_mujoco, body_index, model_frames  # noqa: F401 (their home until now)
 from engine.mjcf_write import PREFIX
 from engine.scene_schema import SceneError, armed_tree_conflict
 
@@ -106,47 +107,6 @@ def index_map(path, scene: dict) -> dict[str, list[tuple[int, list[int]]]]:
   return {"bodies": [(i, [b for b in range(m.nbody) if group[b] == r]) for i, r in enumerate(roots)],
           "joints": [(k, planar.get(int(m.jnt_bodyid[j]), [j])) for k, j in enumerate(joint)],
           "actuators": [(a, [a]) for a in range(m.nu)]}
-
-
-def body_index(m, scene: dict) -> list[int]:
-  """The MuJoCo body behind each scene body of a converted scene (the root of its merged bodies, same name)."""
-  mujoco = _mujoco()
-  out = []
-  for b in scene["bodies"]:
-    k = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b["name"])
-    out.append(k if k >= 0 else int(b["name"][len("body"):]))
-  return out
-
-
-def model_frames(scene: dict) -> tuple[np.ndarray, np.ndarray]:
-  """Each scene body's Model frame at the scene's pose: (pos (nbody, 3), quat (nbody, 4)), float64."""
-  from engine.scene import _bodies_and_geoms, load_scene_dict   # float64 numpy, no tensors
-  arrays, _ = _bodies_and_geoms(load_scene_dict(scene))
-  return arrays["body_pos0"], arrays["body_quat0"]
-
-
-def bodies_from_mujoco(scene: dict, m, d, d0, frames: tuple[np.ndarray, np.ndarray] | None = None
-                       ) -> dict[str, np.ndarray]:
-  """The scene bodies' maximal coordinates for MuJoCo's state d (kinematics done, mj_forward or mj_kinematics with
-  velocities): pos and quat of each scene body's Model frame (its centre of mass and principal axes) and vel (of the
-  centre of mass) and angvel, world frame, (nbody, 3 or 4) float64. d0: MuJoCo at qpos0, where the scene's poses were
-  taken: each scene body moves rigidly with its MuJoCo root body, from the offset it had there. frames: model_frames
-  (scene), for a caller that converts many states."""
-  mujoco = _mujoco()
-  frames = model_frames(scene) if frames is None else frames
-  out = {k: [] for k in ("pos", "quat", "vel", "angvel")}
-  for b, pos0, quat0 in zip(body_index(m, scene), *frames):
-    r0, q0 = d0.xmat[b].reshape(3, 3), d0.xquat[b]
-    rel_pos = r0.T @ (pos0 - d0.xpos[b])
-    rel_q = quat_mul(np.array([q0[0], -q0[1], -q0[2], -q0[3]]), quat0)
-    pos = d.xpos[b] + d.xmat[b].reshape(3, 3) @ rel_pos
-    res = np.zeros(6)
-    mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, res, 0)   # [angular, linear at xipos], world
-    out["pos"].append(pos)
-    out["quat"].append(quat_mul(d.xquat[b], rel_q))
-    out["angvel"].append(res[:3])
-    out["vel"].append(res[3:] + np.cross(res[:3], pos - d.xipos[b]))
-  return {k: np.array(v) for k, v in out.items()}
 
 
 class _Converter:

@@ -1,0 +1,52 @@
+"""The state between MuJoCo and the engine (docs/mjcf.md "State between MuJoCo and the engine"): which MuJoCo body is
+behind each scene body of a converted scene, each scene body's Model frame, and a MuJoCo state in maximal coordinates.
+engine/accurate.py goes the other way. Split out of engine/mjcf.py (the converter)."""
+from __future__ import annotations
+import numpy as np
+from engine.npquat import quat_mul
+
+
+def _mujoco():
+  from engine.mjcf import _mujoco as load
+  return load()
+
+
+def body_index(m, scene: dict) -> list[int]:
+  """The MuJoCo body behind each scene body of a converted scene (the root of its merged bodies, same name)."""
+  mujoco = _mujoco()
+  out = []
+  for b in scene["bodies"]:
+    k = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b["name"])
+    out.append(k if k >= 0 else int(b["name"][len("body"):]))
+  return out
+
+
+def model_frames(scene: dict) -> tuple[np.ndarray, np.ndarray]:
+  """Each scene body's Model frame at the scene's pose: (pos (nbody, 3), quat (nbody, 4)), float64."""
+  from engine.scene import _bodies_and_geoms, load_scene_dict   # float64 numpy, no tensors
+  arrays, _ = _bodies_and_geoms(load_scene_dict(scene))
+  return arrays["body_pos0"], arrays["body_quat0"]
+
+
+def bodies_from_mujoco(scene: dict, m, d, d0, frames: tuple[np.ndarray, np.ndarray] | None = None
+                       ) -> dict[str, np.ndarray]:
+  """The scene bodies' maximal coordinates for MuJoCo's state d (kinematics done, mj_forward or mj_kinematics with
+  velocities): pos and quat of each scene body's Model frame (its centre of mass and principal axes) and vel (of the
+  centre of mass) and angvel, world frame, (nbody, 3 or 4) float64. d0: MuJoCo at qpos0, where the scene's poses were
+  taken: each scene body moves rigidly with its MuJoCo root body, from the offset it had there. frames: model_frames
+  (scene), for a caller that converts many states."""
+  mujoco = _mujoco()
+  frames = model_frames(scene) if frames is None else frames
+  out = {k: [] for k in ("pos", "quat", "vel", "angvel")}
+  for b, pos0, quat0 in zip(body_index(m, scene), *frames):
+    r0, q0 = d0.xmat[b].reshape(3, 3), d0.xquat[b]
+    rel_pos = r0.T @ (pos0 - d0.xpos[b])
+    rel_q = quat_mul(np.array([q0[0], -q0[1], -q0[2], -q0[3]]), quat0)
+    pos = d.xpos[b] + d.xmat[b].reshape(3, 3) @ rel_pos
+    res = np.zeros(6)
+    mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, res, 0)   # [angular, linear at xipos], world
+    out["pos"].append(pos)
+    out["quat"].append(quat_mul(d.xquat[b], rel_q))
+    out["angvel"].append(res[:3])
+    out["vel"].append(res[3:] + np.cross(res[:3], pos - d.xipos[b]))
+  return {k: np.array(v) for k, v in out.items()}
