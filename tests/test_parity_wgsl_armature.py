@@ -9,6 +9,8 @@ feet in contact, so the contacts-only pass after the step runs too). The ant's o
 from float64 more than a joint scene does (measured on lavapipe, Mesa 25, 16 envs: angvel 2.4e-2 rad/s float32
 oracle, 5.1e-2 kernel, from its reset pose in the air). Longer rollouts are not compared: the ant is chaotic enough
 that the float32 oracle is 6 cm from float64 after 30 steps, and the kernel no further (bench/README.md).
+Even one step of the ant on its floor is chaotic at float32 rounding, so it is judged by check_spread: over
+rounding-level perturbations of its start, not one run of each backend.
 The float64 references are golden files whose fingerprint names oracle/armature.py (tests/golden.py ARMED).
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ from engine.parity import BATCH, compare_cases
 from tests.golden import ARMED
 from tests.helpers import cached_simulator, golden_reference, wgsl_checked  # noqa: F401 (autouse)
 from tests.test_parity_lanes import NOISE, assert_close, lanes_forced  # noqa: F401, F811 (a fixture)
-from tests.test_parity_wgsl import check
+from tests.test_parity_wgsl import FLOOR_FACTOR, check
 
 mujoco = pytest.importorskip("mujoco")
 SHARED = dict(simulator=cached_simulator, reference=partial(golden_reference, sources=ARMED))
@@ -82,17 +84,43 @@ def ant_scene() -> dict:
   return scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml")
 
 
-# KNOWN (2026-11-27): from this state one env-step (96 substeps, feet in contact) is chaotic at float32 rounding: the
-# float32 oracle is 6.7e-3 m / 3.6 rad/s from float64 with session 19's code and 1.1e-3 m / 1.2 rad/s with this one,
-# whose only change on the ant's path is the association of one rotation's sum (oracle/armature.py _rotate). The
-# floor criterion (the kernel within 4x the float32 oracle's error) then measures luck: the kernel's 5.3e-3 m passed
-# against the first and fails against the second. Needs a criterion for chaotic steps (float32's spread over
-# rounding-level perturbations of the start), not a wider bound
-@pytest.mark.xfail(reason="chaotic at float32 rounding: the floor criterion is noise here (above)", strict=False)
+# runs from rounding-level perturbations of the start, per backend (check_spread)
+SPREAD_RUNS = 8
+
+
+def check_spread(scene: dict, states: tuple[np.ndarray, np.ndarray], tol: float = 1e-5) -> None:
+  """The parity check for a step that is chaotic at float32 rounding. From the ant's state on its floor one env-step
+  (96 substeps, feet in contact) amplifies rounding: measured 2026-11-27 on lavapipe, starting from SPREAD_RUNS
+  copies of the states with each float32 entry moved by at most an ulp, the float32 oracle's body_pos error (from the
+  float64 oracle at the unmoved start) ranges 7.7e-4 .. 7.0e-3 m over the runs, one env 3e-6 .. 7e-3; and which envs
+  are chaotic differs between the backends, as their operations round differently (the kernel's env 6 ranges 2e-5 ..
+  5e-3 where the oracle's stays under 8e-5). One run's error is then a draw, and comparing one draw of each backend
+  measures luck (the kernel's 5.3e-3 m passed against one version of the oracle and failed against another whose only
+  change on the ant's path reassociated a sum). Per env and field, the judge is the kernel's best run against the
+  oracle's worst: min over the kernel's runs <= FLOOR_FACTOR * max over the oracle's runs + tol. A kernel with a
+  defect (an error present whatever the rounding) stays off at every run and fails; where the step is not chaotic
+  both ranges shrink to the float32 noise and this is the floor criterion of tests/test_parity_wgsl.py per env."""
+  from engine.parity import FIELDS, run
+  packed, ctrl = states
+  rng = np.random.default_rng(1)
+  starts = [packed] + [packed * (1 + rng.uniform(-1, 1, packed.shape) * 2.0 ** -23) for _ in range(SPREAD_RUNS)]
+  cases = [(p, ctrl, 1) for p in starts]
+  truth = SHARED["reference"](scene, cases[:1])[0]
+  kernel = run(scene, "wgsl", cases, device="WEBGPU", simulator=cached_simulator)
+  oracle = run(scene, "oracle", cases, simulator=cached_simulator)
+  nb = len(scene["bodies"])
+  for field, sl in FIELDS.items():
+    def err(outs):  # (runs, envs): the max over the env's bodies and components
+      return np.stack([np.abs(o[:, :nb, sl] - truth[:, :nb, sl]).max(axis=(1, 2)) for o in outs])
+    best, worst = err(kernel).min(axis=0), err(oracle).max(axis=0)
+    bad = np.flatnonzero(best > FLOOR_FACTOR * worst + tol)
+    assert not bad.size, (field, {int(e): (float(best[e]), float(worst[e])) for e in bad})
+
+
 @pytest.mark.xdist_group("armature_ant")
 def test_parity_armature_ant_on_its_floor():
   scene = ant_scene()
-  check_cases(scene, [ant_on_floor(scene)])
+  check_spread(scene, ant_on_floor(scene))
 
 
 @pytest.mark.xdist_group("armature_ant")
