@@ -155,9 +155,10 @@ fn arm_coord(j: u32) -> f32 {
 
 // the Newton step d with the limits as an active set (oracle/armature.py _limited): a limited joint the step would
 // carry past its range (further past, when the iterations left it outside) is pinned at the bound, the others
-// re-solved with it held, twice; K and rhs in the first n rows of `m` (columns 0 .. n - 1 and n). ArmLimits keeps
-// what the adjoint reads: each solve's d (d[0] the free step, d[2] the result), the coordinates q, their bounds, and
-// per sweep the pins and the held steps
+// re-solved with it held, twice; K and rhs in the first n rows of `m` (columns 0 .. n - 1 and n), q the joints'
+// coordinates at the working state (arm_coords, shared with arm_system's spring as the oracle shares qc). ArmLimits
+// keeps what the adjoint reads: each solve's d (d[0] the free step, d[2] the result), the coordinates q, their
+// bounds, and per sweep the pins and the held steps
 struct ArmLimits { d: array<array<f32, ARM_MAX>, 3>, q: array<f32, ARM_MAX>, lo: array<f32, ARM_MAX>,
                    hi: array<f32, ARM_MAX>, pin: array<array<f32, ARM_MAX>, 2>, held: array<array<f32, ARM_MAX>, 2> }
 // the system of sweep s: K with the pinned rows and columns replaced by the identity's, its right side r
@@ -173,7 +174,7 @@ fn arm_pinned(m: ptr<function, ArmAug>, n: u32, pin: array<f32, ARM_MAX>, held: 
   }
   return s;
 }
-fn arm_limits(t: u32, m: ptr<function, ArmAug>, n: u32) -> ArmLimits {
+fn arm_limits(t: u32, m: ptr<function, ArmAug>, n: u32, q: array<f32, ARM_MAX>) -> ArmLimits {
   var out: ArmLimits;
   var free_sys = *m;
   arm_solve(&free_sys, n, 1u);
@@ -181,7 +182,7 @@ fn arm_limits(t: u32, m: ptr<function, ArmAug>, n: u32) -> ArmLimits {
   for (var k = 0u; k < n; k++) {
     let j = ARM_JOINTS[ARM_JSTART[t] + k];
     out.d[0][k] = free_sys[k][n];
-    out.q[k] = arm_coord(j);
+    out.q[k] = q[k];
     out.lo[k] = min(p1(OFF_JNT_RANGE + 2u * j), out.q[k]);
     out.hi[k] = max(p1(OFF_JNT_RANGE + 2u * j + 1u), out.q[k]);
     pin[k] = 0.0;
@@ -243,8 +244,15 @@ fn arm_tau(j: u32) -> f32 {
   return tau;
 }
 
-// K = G + diag(A + c h + k h^2) and the right-hand side (column n), by bodies
-fn arm_system(t: u32, f: ptr<function, ArmFrame>, n: u32, floats: bool, h: f32) -> ArmAug {
+// a tree's joint coordinates at the working state, read once per substep (the spring and the limits share them)
+fn arm_coords(t: u32, n: u32) -> array<f32, ARM_MAX> {
+  var q: array<f32, ARM_MAX>;
+  for (var k = 0u; k < n; k++) { q[k] = arm_coord(ARM_JOINTS[ARM_JSTART[t] + k]); }
+  return q;
+}
+
+// K = G + diag(A + c h + k h^2) and the right-hand side (column n), by bodies; q: arm_coords
+fn arm_system(t: u32, f: ptr<function, ArmFrame>, n: u32, floats: bool, h: f32, q: array<f32, ARM_MAX>) -> ArmAug {
   var m: ArmAug;
   for (var r = 0u; r < ARM_R; r++) { for (var c = 0u; c < ARM_W; c++) { m[r][c] = 0.0; } }
   for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
@@ -267,7 +275,7 @@ fn arm_system(t: u32, f: ptr<function, ArmFrame>, n: u32, floats: bool, h: f32) 
     let c = p1(OFF_JNT_DAMPING + j);
     let kh2 = JNT_STIFFNESS[j] * h * h;   // the spring, (k h^2 / 2) (q + d - s)^2
     var spring = 0.0;
-    if (kh2 != 0.0) { spring = kh2 * (arm_coord(j) - JNT_SPRINGREF[j]); }
+    if (kh2 != 0.0) { spring = kh2 * (q[k] - JNT_SPRINGREF[j]); }
     m[k][n] += arm * (h * arm_qd0[j] - dq) - c * h * dq - spring + h * h * arm_tau(j);
     m[k][k] += arm + c * h + kh2;
   }
@@ -280,8 +288,9 @@ fn armature_tree(t: u32, h: f32) {
   let floats = ARM_FLOATS[t] == 1u;
   var f = arm_frame(t, n);
   if (floats) { arm_float(t, &f, n); }
-  var m = arm_system(t, &f, n, floats, h);
-  let d = arm_limits(t, &m, n).d[2];
+  let q = arm_coords(t, n);
+  var m = arm_system(t, &f, n, floats, h, q);
+  let d = arm_limits(t, &m, n, q).d[2];
   arm_motion(t, &f, n, floats, d);
 }
 
