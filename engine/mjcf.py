@@ -103,9 +103,9 @@ def index_map(path, scene: dict) -> dict[str, list[tuple[int, list[int]]]]:
   group, _ = conv.groups()
   roots = body_index(m, scene)
   joint = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j["name"]) for j in scene["joints"]]
-  planar = conv.planar   # a planar joint: its body's three MuJoCo joints
+  multi = conv.multi   # a planar or slide2 joint: its body's three or two MuJoCo joints
   return {"bodies": [(i, [b for b in range(m.nbody) if group[b] == r]) for i, r in enumerate(roots)],
-          "joints": [(k, planar.get(int(m.jnt_bodyid[j]), [j])) for k, j in enumerate(joint)],
+          "joints": [(k, multi.get(int(m.jnt_bodyid[j]), [j])) for k, j in enumerate(joint)],
           "actuators": [(a, [a]) for a in range(m.nu)]}
 
 
@@ -129,17 +129,19 @@ class _Converter:
     """The group (scene body) of each MuJoCo body: the body itself when it has a joint, its parent's group when it
     has none (welded; the world's group is 0), and the joint of each group's root."""
     m = self.m
-    group, joint_of, self.planar = [0] * m.nbody, {}, {}
+    group, joint_of, self.multi = [0] * m.nbody, {}, {}
     for b in range(1, m.nbody):
       joints = [j for j in range(m.njnt) if m.jnt_bodyid[j] == b]
-      if len(joints) > 1 and (hinge := self.planar_hinge(b, joints)) is not None:
-        self.planar[b] = joints
-        joints = [hinge]
+      one = self.planar_hinge(b, joints) if len(joints) > 1 else None
+      if one is None and len(joints) > 1: one = self.two_slides(b, joints)
+      if one is not None:
+        self.multi[b] = joints
+        joints = [one]
       if len(joints) > 1:
         kinds = ", ".join(f"{self.name('joint', j)} ({JOINT_KIND.get(int(m.jnt_type[j]), 'free')})" for j in joints)
         self.fail(f"body '{self.name('body', b)}': {len(joints)} joints ({kinds}); this engine joins two bodies by one "
                   "joint (a chain of bodies with one joint each converts, and so do two slides across a hinge's axis: "
-                  "a planar joint)")
+                  "a planar joint, and two orthogonal slides: a slide2 joint)")
       if joints and m.jnt_type[joints[0]] == FREE and m.body_parentid[b] != 0:
         self.fail(f"body '{self.name('body', b)}': a free joint below another body")
       group[b] = b if joints else group[m.body_parentid[b]]
@@ -157,15 +159,34 @@ class _Converter:
     u, v = (d.xaxis[j] for j in joints if m.jnt_type[j] == SLIDE)
     n = d.xaxis[hinge]
     if abs(u @ n) > 1e-9 or abs(v @ n) > 1e-9 or np.linalg.norm(np.cross(u, v)) < 1e-6: return None
+    self.refuse_coordinates(b, joints, "the planar joint", "two slides across a hinge", ranges=False)
+    return hinge
+
+  def two_slides(self, b: int, joints: list[int]) -> int | None:
+    """The first of a body's two slides with orthogonal axes (a slide2 joint: the child keeps its orientation and
+    translates in their plane, the target of Gymnasium's reacher), or None when the joints are not two slides. Both
+    coordinates are limited or neither; they carry no damping, armature, stiffness or actuator (refused by name)."""
+    m, d = self.m, self.d
+    if len(joints) != 2 or any(m.jnt_type[j] != SLIDE for j in joints): return None
+    names = " and ".join(f"'{self.name('joint', j)}'" for j in joints)
+    where = f"body '{self.name('body', b)}'"
+    if abs(d.xaxis[joints[0]] @ d.xaxis[joints[1]]) > 1e-9:
+      self.fail(f"{where}: slides {names} with axes not orthogonal are not supported")
+    if m.jnt_limited[joints[0]] != m.jnt_limited[joints[1]]:
+      self.fail(f"{where}: slides {names}, one limited and the other not, are not supported")
+    self.refuse_coordinates(b, joints, "the slide2 joint", "two slides", ranges=True)
+    return joints[0]
+
+  def refuse_coordinates(self, b: int, joints: list[int], what: str, made_of: str, ranges: bool) -> None:
+    """Named errors for what a planar or slide2 joint's coordinates do not carry (ranges only where `ranges`)."""
+    m = self.m
     for j in joints:
-      name = self.name("joint", j)
-      why = ("a range" if m.jnt_limited[j] else "damping" if m.dof_damping[m.jnt_dofadr[j]] else
+      why = ("a range" if m.jnt_limited[j] and not ranges else "damping" if m.dof_damping[m.jnt_dofadr[j]] else
              "armature" if m.dof_armature[m.jnt_dofadr[j]] else "stiffness" if m.jnt_stiffness[j] else
              "an actuator" if any(m.actuator_trnid[a, 0] == j and m.actuator_trntype[a] != TRN_TENDON
                                   for a in range(m.nu)) else None)
-      if why: self.fail(f"joint '{name}': {why} on a coordinate of the planar joint of body '{self.name('body', b)}' "
-                        "(two slides across a hinge) is not supported")
-    return hinge
+      if why: self.fail(f"joint '{self.name('joint', j)}': {why} on a coordinate of {what} of body "
+                        f"'{self.name('body', b)}' ({made_of}) is not supported")
 
   def scene(self) -> dict:
     m = self.m
@@ -321,12 +342,17 @@ class _Converter:
     kind = JOINT_KIND[int(m.jnt_type[j])]
     out = {"name": self.name("joint", j), "type": kind, "parent": parent, "child": child,
            "anchor": [float(x) for x in d.xanchor[j]]}
-    if int(m.jnt_bodyid[j]) in self.planar:   # its hinge: the plane's normal and a point in it; nothing else is kept
-      return {**out, "type": "planar", "axis": [float(x) for x in d.xaxis[j]]}
+    def rng(j: int) -> list[float]:   # the scene's coordinate is 0 at the converted pose, qpos0, the joint's `ref`
+      return [float(x) - float(m.qpos0[m.jnt_qposadr[j]]) for x in m.jnt_range[j]]   # MuJoCo's range is in qpos
+    if (b := int(m.jnt_bodyid[j])) in self.multi and kind == "hinge":   # a planar joint's hinge: the plane's normal
+      return {**out, "type": "planar", "axis": [float(x) for x in d.xaxis[j]]}   # and a point in it; nothing else
+    if b in self.multi:   # slide2: the two slides' axes and ranges (two_slides refused the rest)
+      j2 = self.multi[b][1]
+      out.update(type="slide2", axis=[float(x) for x in d.xaxis[j]], axis2=[float(x) for x in d.xaxis[j2]])
+      return {**out, "range": rng(j), "range2": rng(j2)} if m.jnt_limited[j] else out
     if kind != "ball": out["axis"] = [float(x) for x in d.xaxis[j]]
-    # the scene's coordinate is 0 at the converted pose, qpos0, which is the joint's `ref`: MuJoCo's range is in qpos
     ref = float(m.qpos0[m.jnt_qposadr[j]]) if kind != "ball" else 0.0
-    if kind != "ball" and m.jnt_limited[j]: out["range"] = [float(x) - ref for x in m.jnt_range[j]]
+    if kind != "ball" and m.jnt_limited[j]: out["range"] = rng(j)
     damping = float(m.dof_damping[m.jnt_dofadr[j]])
     if kind == "ball" and len(set(m.dof_damping[m.jnt_dofadr[j]:m.jnt_dofadr[j] + 3])) > 1:
       self.fail(f"joint '{out['name']}': a ball joint's damping must be equal about its three axes")

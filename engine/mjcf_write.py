@@ -4,9 +4,10 @@ the same Model (tests/test_verify_mjcf_roundtrip.py checks every shipped scene).
 - Every scene body becomes an MJCF body in the scene's own (user) frame, with its geoms as the scene places them and
   an explicit <inertial>: the Model's centre of mass, principal axes, mass and principal moments. MuJoCo's mass
   properties are then the engine's, not re-derived from MuJoCo's geom densities.
-- The hinge, slide, ball and planar joints must form a tree rooted at the world: each becomes the MJCF joint of its
-  child, nested in its parent's body (anchor and axis in the child's user frame; a planar joint two slides across its
-  normal, NAME:u and NAME:v, then the hinge NAME about it). A body no such joint holds gets a free joint.
+- The hinge, slide, ball, planar and slide2 joints must form a tree rooted at the world: each becomes the MJCF joint
+  of its child, nested in its parent's body (anchor and axis in the child's user frame; a planar joint two slides
+  across its normal, NAME:u and NAME:v, then the hinge NAME about it; a slide2 joint two slides, NAME along axis,
+  NAME:2 along axis2). A body no such joint holds gets a free joint.
 - A distance joint becomes a spatial tendon between two sites, held at the joint's rest length by a one-tendon
   <equality><tendon> (MuJoCo: L - L0 = polycoef[0]); its child is then a free body.
 - Fixed joints, bodies with two parent joints and loops have no MJCF form that keeps every scene body, and are refused
@@ -60,9 +61,12 @@ def mjcf_indices(src) -> dict[str, list[int]]:
   w = _Writer(load_scene_dict(src))
   w.xml()
   bodies = [w.mj_order.index(i) + 1 for i in range(len(w.names))]
-  # one per body (None: its free joint); a planar joint's hinge comes after its two slides
-  mj_joints = [k for i in w.mj_order for k in ([w.parent_joint.get(i)] if w.parent_joint.get(i) is None or
-               w.s["joints"][w.parent_joint[i]]["type"] != "planar" else [None, None, w.parent_joint[i]])]
+  # one per body (None: its free joint); a planar joint's hinge comes after its two slides, a slide2's second slide
+  # after its first (the one named as the scene joint)
+  def mj(k):
+    kind = None if k is None else w.s["joints"][k]["type"]
+    return {"planar": [None, None, k], "slide2": [k, None]}.get(kind, [k])
+  mj_joints = [k for i in w.mj_order for k in mj(w.parent_joint.get(i))]
   dist = [k for k, j in enumerate(w.s["joints"]) if j["type"] == "distance"]
   joints = [mj_joints.index(k) if k in mj_joints else dist.index(k) for k in range(len(w.s["joints"]))]
   return {"bodies": bodies, "joints": joints, "actuators": list(range(len(w.s["actuators"])))}
@@ -87,7 +91,7 @@ class _Writer:
     raise SceneError(f"MJCF out: {what}")
 
   def _tree(self) -> dict[int, int]:
-    """The joint that holds each body in the MJCF tree (hinge, slide, ball), by child index."""
+    """The joint that holds each body in the MJCF tree (hinge, slide, ball, planar, slide2), by child index."""
     held: dict[int, int] = {}
     for k, j in enumerate(self.s["joints"]):
       if j["type"] == "fixed":
@@ -160,12 +164,17 @@ class _Writer:
       for tag, a in (("u", u), ("v", np.cross(n, u))):
         ET.SubElement(el, "joint", name=f"{j['name']}:{tag}", type="slide", pos=attrs["pos"], axis=_v(a))
       attrs["type"] = "hinge"
+    if j["type"] == "slide2":   # two slides: this one, then NAME:2 along axis2 (engine/mjcf.py two_slides)
+      attrs["type"] = "slide"
+      second = {**attrs, "name": f"{j['name']}:2", "axis": _v(quat_rotate(inv, np.array(j["axis2"])))}
+      if "range2" in j: second["range"] = _v(j["range2"])
     if "axis" in j: attrs["axis"] = _v(quat_rotate(inv, np.array(j["axis"])))
     if "range" in j: attrs["range"] = _v(j["range"])
     if j["damping"]: attrs["damping"] = _f(j["damping"])
     if j.get("armature"): attrs["armature"] = _f(j["armature"])
     if j.get("stiffness"): attrs.update(stiffness=_f(j["stiffness"]), springref=_f(j["springref"]))
     ET.SubElement(el, "joint", attrs)
+    if j["type"] == "slide2": ET.SubElement(el, "joint", second)
 
   def geom(self, el, g: dict, pos, quat) -> None:
     size = {"plane": list(g["size"] or [0.0, 0.0]) + [1.0]}.get(g["type"], g["size"])

@@ -74,7 +74,8 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     dt=scene["dt"], substeps=scene["substeps"], iterations=scene["iterations"], relaxation=scene["relaxation"],
     jnt_armature=tuple(float(j.get("armature", 0.0)) for j in joints),
     jnt_stiffness=tuple(float(j.get("stiffness", 0.0)) for j in joints),
-    jnt_springref=tuple(float(j.get("springref", 0.0)) for j in joints), **_collision(scene), **tensors)
+    jnt_springref=tuple(float(j.get("springref", 0.0)) for j in joints),
+    jnt_range2=tuple(tuple(j.get("range2", (0.0, 0.0))) for j in joints), **_collision(scene), **tensors)
 
 
 def _collision(scene) -> dict:
@@ -185,11 +186,11 @@ def _joints(scene, body_pos0: np.ndarray, body_quat0: np.ndarray) -> dict[str, n
     else:
       a_par = a_chi = np.array(j["anchor"])
       length = 0.0
-    # hinge, slide, planar: its axis (and a reference normal to it); other types: a harmless fixed frame, so every
-    # joint row has the same layout
-    axial = j["type"] in ("hinge", "slide", "planar")
+    # hinge, slide, planar: its axis (and a reference normal to it); slide2: its two axes (the second the reference);
+    # other types: a harmless fixed frame, so every joint row has the same layout
+    axial = j["type"] in ("hinge", "slide", "planar", "slide2")
     axis = np.array(j["axis"]) if axial else np.array([0.0, 0.0, 1.0])
-    ref = _perpendicular(axis) if axial else np.array([1.0, 0.0, 0.0])
+    ref = np.array(j["axis2"]) if j["type"] == "slide2" else _perpendicular(axis) if axial else np.array([1.0, 0, 0])
     rows["jnt_anchor_parent"].append(quat_rotate(p_inv, a_par - p_pos))
     rows["jnt_anchor_child"].append(quat_rotate(c_inv, a_chi - c_pos))
     rows["jnt_axis_parent"].append(quat_rotate(p_inv, axis)), rows["jnt_axis_child"].append(quat_rotate(c_inv, axis))

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 GEOM_KINDS = ("sphere", "capsule", "box", "plane")
-JOINT_KINDS = ("ball", "hinge", "fixed", "distance", "slide", "planar")
+JOINT_KINDS = ("ball", "hinge", "fixed", "distance", "slide", "planar", "slide2")
 DEFAULTS = {"gravity": [0.0, 0.0, -9.81], "dt": 1.0 / 240.0, "substeps": 20, "iterations": 1, "relaxation": 1.0}
 # tab10-like colours: distinct, readable on a light ground; body geoms take the colour of their body
 PALETTE = ((0.12, 0.47, 0.71, 1.0), (1.0, 0.5, 0.05, 1.0), (0.17, 0.63, 0.17, 1.0), (0.84, 0.15, 0.16, 1.0),
@@ -37,7 +37,8 @@ _JOINT_COMMON = ("name", "type", "parent", "child", "compliance", "damping", "co
 _JOINT_KEYS = {"ball": ("anchor",), "fixed": ("anchor",),
                "hinge": ("anchor", "axis", "range", "armature", "stiffness", "springref"),
                "distance": ("anchor_parent", "anchor_child", "length"),
-               "slide": ("anchor", "axis", "range", "armature", "stiffness", "springref"), "planar": ("anchor", "axis")}
+               "slide": ("anchor", "axis", "range", "armature", "stiffness", "springref"), "planar": ("anchor", "axis"),
+               "slide2": ("anchor", "axis", "axis2", "range", "range2")}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -241,7 +242,8 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
       _fail(f"{path}.{k}", f"not allowed for a {kind} joint (allowed: {', '.join(_JOINT_COMMON + own)})")
   required = ("type", "parent", "child") + {"ball": ("anchor",), "fixed": ("anchor",), "hinge": ("anchor", "axis"),
                                             "distance": ("anchor_parent", "anchor_child"),
-                                            "slide": ("anchor", "axis"), "planar": ("anchor", "axis")}[kind]
+                                            "slide": ("anchor", "axis"), "planar": ("anchor", "axis"),
+                                            "slide2": ("anchor", "axis", "axis2")}[kind]
   _keys(jd, path, _JOINT_COMMON + own, required)
   out = {"name": _name(jd.get("name", f"joint{index}"), f"{path}.name"), "type": kind}
   for side in ("parent", "child"):
@@ -267,6 +269,8 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
     out["anchor"] = _vec(jd["anchor"], f"{path}.anchor", 3)
   if kind == "planar":   # the plane's normal, about which the child turns (oracle/constraints/planar.py)
     out["axis"] = _unit(jd["axis"], f"{path}.axis")
+  if kind == "slide2":   # two slides: the plane's axes, orthogonal (oracle/constraints/slide2.py)
+    out.update(_slide2_axes(jd, path))
   if kind in ("hinge", "slide"):
     out["axis"] = _unit(jd["axis"], f"{path}.axis")
     if "range" in jd:
@@ -287,10 +291,29 @@ def _joint(v, path, index, bodies: list[str]) -> dict:
   out["compliance"] = _num(jd.get("compliance", 0.0), f"{path}.compliance", lo=0.0)
   unit = " [N s/m]" if kind == "slide" else " [N m s/rad]"
   out["damping"] = _num(jd.get("damping", 0.0), f"{path}.damping", lo=0.0, unit=unit)
-  if kind == "planar" and out["damping"]: _fail(f"{path}.damping", "a planar joint carries no damping (expected 0)")
+  if kind in ("planar", "slide2") and out["damping"]:
+    _fail(f"{path}.damping", f"a {kind} joint carries no damping (expected 0)")
   collide = jd.get("collide", False)
   if not isinstance(collide, bool): _fail(f"{path}.collide", f"expected true or false, got {show(collide)}")
   out["collide"] = collide
+  return out
+
+
+def _slide2_axes(jd: dict, path: str) -> dict:
+  """A slide2 joint's axis and axis2 (unit, orthogonal within 1e-6, axis2 then made exactly orthogonal) and its
+  ranges [m], range and range2 given together (one limited flag holds both)."""
+  out = {"axis": _unit(jd["axis"], f"{path}.axis")}
+  a2 = np.array(_unit(jd["axis2"], f"{path}.axis2"))
+  if abs(a2 @ out["axis"]) > 1e-6:
+    _fail(f"{path}.axis2", f"expected a unit vector orthogonal to axis {show(out['axis'])}, got {show(jd['axis2'])}")
+  a2 = a2 - (a2 @ out["axis"]) * np.array(out["axis"])
+  out["axis2"] = (a2 / np.linalg.norm(a2)).tolist()
+  for key, other in (("range", "range2"), ("range2", "range")):
+    if key in jd and other not in jd: _fail(f"{path}.{other}", f"required with {key} (both coordinates are limited)")
+    if key in jd:
+      out[key] = _vec(jd[key], f"{path}.{key}", 2)
+      if not out[key][0] < out[key][1]:
+        _fail(f"{path}.{key}", f"expected [lo, hi] [m] with lo < hi, got {show(jd[key])}")
   return out
 
 
@@ -312,7 +335,7 @@ def armed_tree_conflict(joints: list[dict]) -> tuple[int, str] | None:
     tree = [j for j in joints if root(j["child"]) == root(armed["child"])]
     root_planar = {"type": "planar", "parent": "world"}
     if bad := next((j for j in tree if j["type"] not in ("hinge", "slide") and
-                    {k: j[k] for k in root_planar} != root_planar), None):
+                    {key: j[key] for key in root_planar} != root_planar), None):
       where = " below a body" if bad["type"] == "planar" else ""
       return k, (f"joint '{armed['name']}': {what} needs a tree of hinges and slides; joint '{bad['name']}' in its "
                  f"tree is a {bad['type']} joint{where}")

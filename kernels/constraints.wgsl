@@ -130,13 +130,18 @@ fn slide(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   let normal = positional(s1, s2, f.r1, f.r2, nd.dir, nd.len, nd.on, l + 1u, alpha_tilde(j, h));
   s1 = apply(s1, normal.dx1, normal.dth1);
   s2 = apply(s2, normal.dx2, normal.dth2);
-  // 3. limits: when x leaves [lo, hi], move the child along a by (goal - x)
+  // 3. limits
   f = slide_frame(j, s1, s2);
-  let lo = p1(OFF_JNT_RANGE + 2u * j);
-  let hi = p1(OFF_JNT_RANGE + 2u * j + 1u);
-  let violated = p1(OFF_JNT_LIMITED + j) > 0.0 && (f.x < lo || f.x > hi);
-  let limit = positional(s1, s2, f.r1, f.r2, f.a, min(max(f.x, lo), hi) - f.x, violated, l + 2u, 0.0);
+  let limit = axis_limit(s1, s2, f.r1, f.r2, f.a, f.x, p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u),
+                         p1(OFF_JNT_LIMITED + j) > 0.0, l + 2u);
   return chain(chain(orient, normal), limit);
+}
+
+// a coordinate x along the world axis a kept within [lo, hi]: when it leaves, move the child along a by (goal - x),
+// rigidly (the slide's and the slide2's limit row)
+fn axis_limit(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, a: vec3<f32>, x: f32, lo: f32, hi: f32, limited: bool,
+              li: u32) -> Correction {
+  return positional(s1, s2, r1, r2, a, min(max(x, lo), hi) - x, limited && (x < lo || x > hi), li, 0.0);
 }
 
 // ---------------------------------------------------------------- constraints/planar.py
@@ -148,6 +153,43 @@ fn planar(j: u32, s1: Side, s2: Side, h: f32) -> Correction {
   // 2. the anchors may differ only within the plane: move the child along the normal by -x
   let f = slide_frame(j, t1, t2);
   return chain(align, positional(t1, t2, f.r1, f.r2, f.a, -f.x, true, LAMW * j + 1u, alpha_tilde(j, h)));
+}
+
+// ---------------------------------------------------------------- constraints/slide2.py
+
+// the second axis (jnt_ref_parent) in the world and the child's coordinate along it
+struct Axis2 { a: vec3<f32>, x: f32 }
+fn slide2_axis2(j: u32, s1: Side, s2: Side, f: SlideFrame) -> Axis2 {
+  let a2 = rotate(s1.q, jv(OFF_JNT_REF_PARENT, j));
+  return Axis2(a2, dot((s2.x + f.r2) - (s1.x + f.r1), a2));
+}
+
+fn slide2(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
+  var s1 = s1_;
+  var s2 = s2_;
+  let l = LAMW * j;
+  // 1. lock the relative orientation (as a fixed joint)
+  let orient = lock_orientation(j, s1, s2, l);
+  s1 = apply(s1, orient.dx1, orient.dth1);
+  s2 = apply(s2, orient.dx2, orient.dth2);
+  // 2. the anchors may differ only within the plane: move the child along the normal n = a1 x a2 by -(d.n)
+  var f = slide_frame(j, s1, s2);
+  let n = cross(f.a, slide2_axis2(j, s1, s2, f).a);
+  let x = dot((s2.x + f.r2) - (s1.x + f.r1), n);
+  let normal = positional(s1, s2, f.r1, f.r2, n, -x, true, l + 1u, alpha_tilde(j, h));
+  s1 = apply(s1, normal.dx1, normal.dth1);
+  s2 = apply(s2, normal.dx2, normal.dth2);
+  // 3. each coordinate's limits, the first, then the second from where the first left the bodies
+  let limited = p1(OFF_JNT_LIMITED + j) > 0.0;
+  f = slide_frame(j, s1, s2);
+  let limit1 = axis_limit(s1, s2, f.r1, f.r2, f.a, f.x, p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u),
+                          limited, l + 2u);
+  s1 = apply(s1, limit1.dx1, limit1.dth1);
+  s2 = apply(s2, limit1.dx2, limit1.dth2);
+  f = slide_frame(j, s1, s2);
+  let b = slide2_axis2(j, s1, s2, f);
+  let limit2 = axis_limit(s1, s2, f.r1, f.r2, b.a, b.x, JNT_RANGE2[2u * j], JNT_RANGE2[2u * j + 1u], limited, l + 3u);
+  return chain(chain(chain(orient, normal), limit1), limit2);
 }
 
 // ---------------------------------------------------------------- constraints/contact.py

@@ -34,9 +34,9 @@ fn damping_impulse(j: u32, s1: Side, s2: Side, h: f32) -> Damping {
 
 fn joint_damping(h: f32) {
   for (var k = lane; k < NJOINT; k += LANES) {
-    let j = JOINT_ORDER[k];  // distance and planar joints carry no damping
+    let j = JOINT_ORDER[k];  // distance, planar and slide2 joints carry no damping
     let t = JNT_TYPE[j];
-    if (t == DISTANCE || t == PLANAR) { jc[j] = zero_corr(); continue; }
+    if (t == DISTANCE || t == PLANAR || t == SLIDE2) { jc[j] = zero_corr(); continue; }
     let s1 = split_side(JNT_PARENT[j]);
     let s2 = split_side(JNT_CHILD[j]);
     let d = damping_impulse(j, s1, s2, h);

@@ -143,8 +143,8 @@ def check_backward(model: Model) -> None:
   for what, values in (("armature", model.jnt_armature), ("stiffness", model.jnt_stiffness)):
     if any(values):   # kernels/armature.wgsl has no adjoint on main yet (branch armature-adjoint)
       why.append(f"{what} (joint '{model.jnt_name[next(j for j, a in enumerate(values) if a)]}')")
-  if "planar" in model.jnt_type:   # oracle/constraints/planar.py: no adjoint (Gymnasium's models with one are armed)
-    why.append(f"planar joints (joint '{model.jnt_name[model.jnt_type.index('planar')]}')")
+  for kind in ("planar", "slide2"):   # oracle/constraints/planar.py, slide2.py: no adjoint yet
+    if kind in model.jnt_type: why.append(f"{kind} joints (joint '{model.jnt_name[model.jnt_type.index(kind)]}')")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 
@@ -208,6 +208,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             _table("JOINT_ORDER", "u32", order),
             _table("COUNTS", "f32", [_f(n) for n in counts]), _table("JNT_POS_SERVO", "i32", servo("position")),
             _table("JNT_VEL_SERVO", "i32", servo("velocity")), _table("ACT_JOINT", "i32", list(model.act_joint)),
+            _table("JNT_RANGE2", "f32", [_f(x) for r in model.jnt_range2 for x in r]),
             _table("MOTORS", "u32", motors), *armature_tables(model),
             _table("MUSCLES", "u32", list(mus)), _table("MUS_TENDON", "u32", [model.act_tendon[a] for a in mus]),
             _table("SITE_BODY", "i32", list(model.site_body)), _table("SEG_TENDON", "u32", list(seg_ten)),

@@ -74,7 +74,8 @@ fn joint_correction(j: u32, h: f32) -> Correction {
   if (t == FIXED) { return fixed(j, s1, s2, h); }
   if (t == DISTANCE) { return distance(j, s1, s2, h); }
   if (t == SLIDE) { return slide(j, s1, s2, h); }
-  return planar(j, s1, s2, h);
+  if (t == PLANAR) { return planar(j, s1, s2, h); }
+  return slide2(j, s1, s2, h);
 }
 // every joint's, in registry order, then joint index
 fn joint_corrections(h: f32) {

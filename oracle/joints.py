@@ -1,6 +1,7 @@
 """Joint coordinates: the generalised position and velocity of hinge and slide joints (MuJoCo's qpos/qvel), for
 observations and servo tests. Derived from the maximal-coordinate state. A planar joint reads its angle about the
-normal, as a hinge (its two translations are the child's position); other joint types read 0."""
+normal, as a hinge (its two translations are the child's position); a slide2 joint its first coordinate, as a slide
+(its second is the child's position along axis2); other joint types read 0."""
 from __future__ import annotations
 from tinygrad import Tensor
 from oracle.constraints.hinge import hinge_angle
@@ -17,12 +18,12 @@ def joint_coords(model, packed: Tensor) -> tuple[Tensor, Tensor]:
   B = packed.shape[0]
   cols: dict[int, tuple[Tensor, Tensor]] = {}
   def vec(sl, bodies): return V3(*(take(packed[..., sl][..., i], bodies) for i in range(3)))
-  for kind in ("hinge", "slide", "planar"):
+  for kind in ("hinge", "slide", "planar", "slide2"):
     jidx, par, chi = joint_sides(model, kind)
     if not jidx: continue
     s1, s2 = gather_side(model, packed, par), gather_side(model, packed, chi)
     w1, w2 = vec(ANGVEL, par), vec(ANGVEL, chi)
-    if kind != "slide":
+    if kind not in ("slide", "slide2"):
       q, a = hinge_angle(model, jidx, s1, s2)
       qd = (w2 - w1).dot(a)
     else:

@@ -1,13 +1,15 @@
-"""The planar joint (oracle/constraints/planar.py, kernels/constraints.wgsl planar), the armature stage on a tree
-that floats within its plane (oracle/armature.py _in_plane, kernels/armature.wgsl arm_in_plane) and joint springs in
-that stage (stiffness, springref): the kernel against
-the oracle, one step from the same states, with the bounds of tests/test_parity_wgsl.py (every field within 1e-5 of
-the float32 oracle, or no further from the float64 oracle than the float32 oracle is).
+"""The planar and slide2 joints (oracle/constraints/planar.py, slide2.py; kernels/constraints.wgsl), the armature stage
+on a tree that floats within its plane (oracle/armature.py _in_plane, kernels/armature.wgsl arm_in_plane) and joint
+springs in that stage (stiffness, springref): the kernel against the oracle, one step from the same states, with the
+bounds of tests/test_parity_wgsl.py (every field within 1e-5 of the float32 oracle, or no further from the float64
+oracle than the float32 oracle is).
 
 planar_arm: a box on a tilted planar joint with a two-link arm, no armature, from kicked states (the kicks leave the
 plane, which the joint's rows then restore). half_cheetah: Gymnasium's half_cheetah.xml on its floor (a planar root,
-six armed and sprung hinges with limits, its feet in contact). The backward kernel refuses planar joints and
-stiffness by name (kernels/program.py check_backward), so there is no gradient parity here."""
+six armed and sprung hinges with limits, its feet in contact). slide2_arm: a carriage on two slides (the slide2 joint,
+oracle/constraints/slide2.py) with ranges narrow enough that one step's kicks cross them, carrying an arm that
+swings out of its plane. The backward kernel refuses planar and slide2 joints and stiffness by name
+(kernels/program.py check_backward), so there is no gradient parity here."""
 from __future__ import annotations
 from pathlib import Path
 import pytest
@@ -30,11 +32,26 @@ def test_parity_planar_half_cheetah_on_its_floor():
   check_cases(scene, [ant_on_floor(scene)])
 
 
-def test_parity_planar_backward_is_refused():
+@pytest.mark.xdist_group("slide2_arm")
+def test_parity_slide2_arm_with_limits(tmp_path):
+  path = tmp_path / "slide2_arm.xml"   # the ranges around each coordinate's start, 0.5 mm wide
+  path.write_text((HERE / "slide2_arm.xml").read_text().replace('range="-3 3" limited="true"/>',
+                                                               'range="-0.0005 0.0005" limited="true"/>')
+                  .replace('range="-3 3" limited="true" ref="0.2"/>',
+                           'range="0.1995 0.2005" limited="true" ref="0.2"/>'))
+  scene = scene_from(path)
+  assert scene["joints"][0]["range"] == pytest.approx([-5e-4, 5e-4]), scene["joints"][0]
+  assert scene["joints"][0]["range2"] == pytest.approx([-5e-4, 5e-4]), scene["joints"][0]
+  check_cases(scene, None)
+
+
+@pytest.mark.parametrize("name, kind, joint", [("planar_arm", "planar", "root_turn"),
+                                               ("slide2_arm", "slide2", "carriage_u")])
+def test_parity_planar_backward_is_refused(name, kind, joint):
   from kernels.layout import Unsupported
   from kernels.program import check_backward
   from engine.scene import load_scene
   from tinygrad import dtypes
-  model = load_scene(scene_from(HERE / "planar_arm.xml"), dtypes.float32, "CPU")
-  with pytest.raises(Unsupported, match="planar joints \\(joint 'root_turn'\\)"):
+  model = load_scene(scene_from(HERE / f"{name}.xml"), dtypes.float32, "CPU")
+  with pytest.raises(Unsupported, match=f"{kind} joints \\(joint '{joint}'\\)"):
     check_backward(model)

@@ -328,6 +328,18 @@ BAD = [
                                        "axis": [0, 1, 0]}],
    "joints[0].armature", "joint 'joint0': armature needs a tree of hinges and slides; joint 'joint1' in its tree is a "
    "planar joint below a body"),
+  ("slide2 axes", ["joints"], [{"type": "slide2", "parent": "world", "child": "bob", "anchor": [0, 0, 2],
+                                "axis": [1, 0, 0], "axis2": [0.1, 1, 0]}],
+   "joints[0].axis2", "expected a unit vector orthogonal to axis [1.0, 0.0, 0.0]"),
+  ("slide2 one range", ["joints"], [{"type": "slide2", "parent": "world", "child": "bob", "anchor": [0, 0, 2],
+                                     "axis": [1, 0, 0], "axis2": [0, 1, 0], "range": [-1, 1]}],
+   "joints[0].range2", "required with range (both coordinates are limited)"),
+  ("slide2 damping", ["joints"], [{"type": "slide2", "parent": "world", "child": "bob", "anchor": [0, 0, 2],
+                                   "axis": [1, 0, 0], "axis2": [0, 1, 0], "damping": 0.5}],
+   "joints[0].damping", "a slide2 joint carries no damping"),
+  ("slide2 armature", ["joints"], [{"type": "slide2", "parent": "world", "child": "bob", "anchor": [0, 0, 2],
+                                    "axis": [1, 0, 0], "axis2": [0, 1, 0], "armature": 0.5}],
+   "joints[0].armature", "not allowed for a slide2 joint"),
   ("sprung ball", [*J1, "stiffness"], 2.0, "joints[1].stiffness", "not allowed for a ball joint"),
   ("sprung tree of a ball", [*J0, "stiffness"], 2.0, "joints[0].stiffness", "joint 'joint0': stiffness needs a tree "
    "of hinges and slides; joint 'joint1' in its tree is a ball joint"),

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENES = [ROOT / "scenes" / f"{n}.json" for n in ("pendulum", "double_pendulum", "chain", "cradle", "compliant_hang",
                                                    "muscle_hang", "leg2", "drop")]
 SCENES += [ROOT / "engine" / "tasks" / "scenes" / "ant.json", ROOT / "tests" / "mjcf" / "double_pendulum.xml",
-           ROOT / "tests" / "mjcf" / "planar_arm.xml"]   # a planar joint with its hinge off the body's origin
+           ROOT / "tests" / "mjcf" / "planar_arm.xml",   # a planar joint with its hinge off the body's origin
+           ROOT / "tests" / "mjcf" / "slide2_arm.xml"]   # a slide2 joint, its second slide's ref off 0
 IDS = [p.stem if p.suffix == ".json" else f"{p.stem}.xml" for p in SCENES]
 
 

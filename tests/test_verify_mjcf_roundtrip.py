@@ -156,6 +156,19 @@ def test_verify_mjcf_round_trip_keeps_planar(tmp_path):
   assert names == [j["name"] for j in scene["joints"]]
 
 
+def test_verify_mjcf_round_trip_keeps_slide2(tmp_path):
+  """A slide2 joint (two slides in a tilted plane, the second's ref off 0, both limited) goes out as two slides, NAME
+  and NAME:2, comes back the same joint with its ranges, and mjcf_indices names the first slide."""
+  scene = load_scene_dict(from_mjcf(ROOT / "tests" / "mjcf" / "slide2_arm.xml"))
+  j = scene["joints"][0]
+  assert (j["type"], j["name"], j["range"], j["range2"]) == ("slide2", "carriage_u", [-3.0, 3.0], [-3.2, 2.8])
+  back = round_trip(scene, tmp_path)
+  assert differences(scene, back) == [] and model_differences(scene, back) == []
+  m = mujoco.MjModel.from_xml_string(to_mjcf(scene))
+  names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k) for k in mjcf_indices(scene)["joints"]]
+  assert names == [j["name"] for j in scene["joints"]]
+
+
 @pytest.mark.parametrize("edit, expected", [
   (lambda s: s["joints"].append({"type": "fixed", "parent": "world", "child": "free", "anchor": [1.0, 0.0, 1.0]}),
    "joints[3] 'joint3': a fixed joint"),

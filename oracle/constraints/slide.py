@@ -26,10 +26,16 @@ def slide(model, jidx, s1, s2, lam, h, ctrl=None):
   c, n, active = (d - a * d.dot(a)).norm_dir(EPS)
   normal, l_normal = positional(s1, s2, r1, r2, n, c, active, lam[1], alpha_tilde(model, jidx, h))
   s1, s2 = apply(s1, s2, normal)
-  # 3. limits: when x leaves [lo, hi], move the child along a by (target - x) (body 2 moves along +n, n = a)
+  # 3. limits
   a, r1, r2, x = slide_frame(model, jidx, s1, s2)
-  rng = take(model.jnt_range, jidx, axis=-2)
-  target = x.maximum(rng[..., 0]).minimum(rng[..., 1])
-  violated = (jscalar(model, "jnt_limited", jidx) > 0) & ((x < rng[..., 0]) | (x > rng[..., 1]))
-  limit, l_limit = positional(s1, s2, r1, r2, a, target - x, violated, lam[2], 0.0)
+  limited = jscalar(model, "jnt_limited", jidx) > 0
+  limit, l_limit = axis_limit(s1, s2, r1, r2, a, x, take(model.jnt_range, jidx, axis=-2), limited, lam[2])
   return chain(orient, normal, limit), (l_orient, l_normal, l_limit)
+
+
+def axis_limit(s1, s2, r1, r2, a, x, rng, limited, lam):
+  """A coordinate x along the world axis a kept within rng [lo, hi]: when it leaves, the child moves along a by
+  (target - x), the nearer bound, rigidly (body 2 moves along +n, n = a). The slide's and the slide2's limit row."""
+  target = x.maximum(rng[..., 0]).minimum(rng[..., 1])
+  violated = limited & ((x < rng[..., 0]) | (x > rng[..., 1]))
+  return positional(s1, s2, r1, r2, a, target - x, violated, lam, 0.0)
