@@ -157,12 +157,16 @@ fn planar(j: u32, s1: Side, s2: Side, h: f32) -> Correction {
 
 // ---------------------------------------------------------------- constraints/slide2.py
 
-// the second axis (jnt_ref_parent) in the world and the child's coordinate along it
-struct Axis2 { a: vec3<f32>, x: f32 }
-fn slide2_axis2(j: u32, s1: Side, s2: Side, f: SlideFrame) -> Axis2 {
+// world axes a1 (jnt_axis_parent) and a2 (jnt_ref_parent), anchor offsets and the child's coordinates along them
+struct Slide2Frame { a1: vec3<f32>, a2: vec3<f32>, r1: vec3<f32>, r2: vec3<f32>, x1: f32, x2: f32 }
+fn slide2_frame(j: u32, s1: Side, s2: Side) -> Slide2Frame {
+  let f = slide_frame(j, s1, s2);
   let a2 = rotate(s1.q, jv(OFF_JNT_REF_PARENT, j));
-  return Axis2(a2, dot((s2.x + f.r2) - (s1.x + f.r1), a2));
+  return Slide2Frame(f.a, a2, f.r1, f.r2, f.x, dot((s2.x + f.r2) - (s1.x + f.r1), a2));
 }
+
+// the second coordinate's [lo, hi] [m] (a static table: ranges are not differentiated)
+fn range2(j: u32) -> vec2<f32> { return vec2<f32>(JNT_RANGE2[2u * j], JNT_RANGE2[2u * j + 1u]); }
 
 fn slide2(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   var s1 = s1_;
@@ -173,22 +177,22 @@ fn slide2(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   s1 = apply(s1, orient.dx1, orient.dth1);
   s2 = apply(s2, orient.dx2, orient.dth2);
   // 2. the anchors may differ only within the plane: move the child along the normal n = a1 x a2 by -(d.n)
-  var f = slide_frame(j, s1, s2);
-  let n = cross(f.a, slide2_axis2(j, s1, s2, f).a);
+  var f = slide2_frame(j, s1, s2);
+  let n = cross(f.a1, f.a2);
   let x = dot((s2.x + f.r2) - (s1.x + f.r1), n);
   let normal = positional(s1, s2, f.r1, f.r2, n, -x, true, l + 1u, alpha_tilde(j, h));
   s1 = apply(s1, normal.dx1, normal.dth1);
   s2 = apply(s2, normal.dx2, normal.dth2);
   // 3. each coordinate's limits, the first, then the second from where the first left the bodies
   let limited = p1(OFF_JNT_LIMITED + j) > 0.0;
-  f = slide_frame(j, s1, s2);
-  let limit1 = axis_limit(s1, s2, f.r1, f.r2, f.a, f.x, p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u),
+  f = slide2_frame(j, s1, s2);
+  let limit1 = axis_limit(s1, s2, f.r1, f.r2, f.a1, f.x1, p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u),
                           limited, l + 2u);
   s1 = apply(s1, limit1.dx1, limit1.dth1);
   s2 = apply(s2, limit1.dx2, limit1.dth2);
-  f = slide_frame(j, s1, s2);
-  let b = slide2_axis2(j, s1, s2, f);
-  let limit2 = axis_limit(s1, s2, f.r1, f.r2, b.a, b.x, JNT_RANGE2[2u * j], JNT_RANGE2[2u * j + 1u], limited, l + 3u);
+  f = slide2_frame(j, s1, s2);
+  let r2 = range2(j);
+  let limit2 = axis_limit(s1, s2, f.r1, f.r2, f.a2, f.x2, r2.x, r2.y, limited, l + 3u);
   return chain(chain(chain(orient, normal), limit1), limit2);
 }
 
