@@ -168,31 +168,28 @@ fn slide2_frame(j: u32, s1: Side, s2: Side) -> Slide2Frame {
 // the second coordinate's [lo, hi] [m] (a static table: ranges are not differentiated)
 fn range2(j: u32) -> vec2<f32> { return vec2<f32>(JNT_RANGE2[2u * j], JNT_RANGE2[2u * j + 1u]); }
 
-fn slide2(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
-  var s1 = s1_;
-  var s2 = s2_;
+fn slide2(j: u32, s1: Side, s2: Side, h: f32) -> Correction {
   let l = LAMW * j;
-  // 1. lock the relative orientation (as a fixed joint)
-  let orient = lock_orientation(j, s1, s2, l);
-  s1 = apply(s1, orient.dx1, orient.dth1);
-  s2 = apply(s2, orient.dx2, orient.dth2);
+  let orient = lock_orientation(j, s1, s2, l);   // 1. lock the relative orientation (as a fixed joint)
+  let o1 = apply(s1, orient.dx1, orient.dth1);
+  let o2 = apply(s2, orient.dx2, orient.dth2);
   // 2. the anchors may differ only within the plane: move the child along the normal n = a1 x a2 by -(d.n)
-  var f = slide2_frame(j, s1, s2);
+  let f = slide2_frame(j, o1, o2);
   let n = cross(f.a1, f.a2);
-  let x = dot((s2.x + f.r2) - (s1.x + f.r1), n);
-  let normal = positional(s1, s2, f.r1, f.r2, n, -x, true, l + 1u, alpha_tilde(j, h));
-  s1 = apply(s1, normal.dx1, normal.dth1);
-  s2 = apply(s2, normal.dx2, normal.dth2);
+  let normal = positional(o1, o2, f.r1, f.r2, n, -dot((o2.x + f.r2) - (o1.x + f.r1), n), true, l + 1u,
+                          alpha_tilde(j, h));
+  let n1 = apply(o1, normal.dx1, normal.dth1);
+  let n2 = apply(o2, normal.dx2, normal.dth2);
   // 3. each coordinate's limits, the first, then the second from where the first left the bodies
   let limited = p1(OFF_JNT_LIMITED + j) > 0.0;
-  f = slide2_frame(j, s1, s2);
-  let limit1 = axis_limit(s1, s2, f.r1, f.r2, f.a1, f.x1, p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u),
+  let g = slide2_frame(j, n1, n2);
+  let limit1 = axis_limit(n1, n2, g.r1, g.r2, g.a1, g.x1, p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u),
                           limited, l + 2u);
-  s1 = apply(s1, limit1.dx1, limit1.dth1);
-  s2 = apply(s2, limit1.dx2, limit1.dth2);
-  f = slide2_frame(j, s1, s2);
+  let m1 = apply(n1, limit1.dx1, limit1.dth1);
+  let m2 = apply(n2, limit1.dx2, limit1.dth2);
+  let k = slide2_frame(j, m1, m2);
   let r2 = range2(j);
-  let limit2 = axis_limit(s1, s2, f.r1, f.r2, f.a2, f.x2, r2.x, r2.y, limited, l + 3u);
+  let limit2 = axis_limit(m1, m2, k.r1, k.r2, k.a2, k.x2, r2.x, r2.y, limited, l + 3u);
   return chain(chain(chain(orient, normal), limit1), limit2);
 }
 
