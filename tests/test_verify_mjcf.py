@@ -104,8 +104,10 @@ def trajectory_errors(path: Path, seconds: float = 1.0) -> tuple[float, float]:
 
 
 # in `make test-slow` only, for the default suite's 20 minutes: Gymnasium's legacy walker2d.xml (walker2d_v5.xml is the
-# same walker, 36 s), the planar arm without armature (planar_armed.xml runs the same joint through the stage too)
-SLOW = ("walker2d", "planar_arm")
+# same walker, 36 s), the planar arm without armature (planar_armed.xml runs the same joint through the stage too),
+# inverted_double_pendulum's trajectory (27 s; the list has the inverted pendulum, and the double one still
+# loads and runs 2 s in the asset test)
+SLOW = ("walker2d", "planar_arm", "inverted_double_pendulum")
 # the assets whose 2 s run is in `make test-slow` only: the planar walkers that fall before they rest, each 90-95 s in
 # the 2-worker suite (2026-11-27), which the slow test_verify_mjcf_gymnasium_asset_comes_to_rest runs for 6 s (loads,
 # no NaN, no sinking, then at rest); half_cheetah keeps a planar root, armature and springs on a floor in the default
