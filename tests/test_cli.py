@@ -146,7 +146,7 @@ def test_cli_convert_mjcf(tmp_path, capsys):
   scene = json.loads(out.read_text())
   assert [b["name"] for b in scene["bodies"]] == ["upper", "lower"]
   bad = tmp_path / "two.xml"
-  bad.write_text('<mujoco><worldbody><body name="b"><joint type="slide"/><joint type="slide" axis="0 1 0"/>'
+  bad.write_text('<mujoco><worldbody><body name="b"><joint type="slide"/><joint type="hinge" axis="0 1 0"/>'
                  '<geom type="sphere" size="0.1"/></body></worldbody></mujoco>')
   for cmd in (["convert", str(bad), "-o", str(tmp_path / "x.json")], ["convert", str(out), "-o", str(out)],
               ["info", str(bad)]):
