@@ -11,22 +11,28 @@ if ROOT not in sys.path: sys.path.insert(0, ROOT)
 
 import engine  # noqa: E402,F401  (points WEBGPU_PATH at dawn-python's Dawn unless it is set: engine/__init__.py)
 
-# The groups that take longest, longest first (seconds on 2 cores, clean clone, cold caches, `make test
-# PYTEST_ARGS=--durations=0` 2026-11-26: 131 s down to 22 s; parity_grad with the 1,000-step chain gradient since), so
+# The groups that take longest, longest first (worker-seconds in the cold-cache suite, `make test PYTEST_ARGS="-vv
+# --durations=0"` 2026-11-27, each test's time from its worker's previous report: 159 s down to 41 s), so that
 # pytest-xdist hands them out first and no worker runs a long group alone at the end; the rest keep pytest's order. A
 # group is a scene or a shared object (tests marked xdist_group(name) share its compiles on one worker:
 # tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
-HEAVY_FIRST = ("envs", "grad_stack10", "apg_reacher", "parity_grad", "test_verify_muscle.py", "grad_chain", "actuators",
-               "test_verify_pile.py", "double_pendulum_f64", "stack10", "test_grad_muscle.py", "test_verify_stack.py",
-               "test_wgsl_bridge.py", "pendulum_f64", "pile", "contact_grad_f64", "test_grad_chain.py",
-               "test_parity_wgsl_stages.py", "test_verify_joints.py", "test_train_ppo.py",
-               "mjcf_inverted_double_pendulum", "test_simulator.py", "test_broadphase.py", "test_verify_rest.py",
-               "cradle")
+HEAVY_FIRST = ("armature_ant", "envs", "grad_stack10", "apg_reacher", "parity_grad", "stack10", "test_verify_muscle.py",
+               "test_wgsl_bridge.py", "actuators", "pendulum_f64", "grad_chain", "test_verify_pile.py",
+               "test_verify_armature_mujoco.py", "test_grad_muscle.py", "double_pendulum_f64", "test_verify_stack.py",
+               "test_parity_wgsl_stages.py", "mjcf_half_cheetah", "contact_grad_f64", "pile", "test_grad_armature.py",
+               "planar_half_cheetah", "mjcf_reacher", "test_verify_joints.py", "mjcf_planar_armed",
+               "test_train_ppo.py")
 
 
 def _group(item) -> str:
   mark = item.get_closest_marker("xdist_group")
   return str(mark.args[0]) if mark is not None and mark.args else item.path.name
+
+
+def pytest_configure(config):
+  """pytest-xdist (>= 3.6) reorders --dist loadgroup's groups by their number of tests unless told not to, which put
+  test_scene_io.py's 40 quick tests first and HEAVY_FIRST's order nowhere (found 2026-11-27)."""
+  if hasattr(config.option, "loadscopereorder"): config.option.loadscopereorder = False
 
 
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the marks (xdist/remote.py)

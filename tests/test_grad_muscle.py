@@ -14,7 +14,7 @@ from tinygrad import Tensor, dtypes
 from engine.grad import rollout_grad
 from engine.scene import load_scene
 from engine.simulator import Simulator
-from tests.helpers import SCENES
+from tests.helpers import SCENES, reference
 
 STEPS = 20
 EXCITATION = np.array([0.7, 0.2, 0.5, 0.3])
@@ -34,21 +34,26 @@ def test_grad_muscle_leg2_excitation_and_force():
                          ctrl=np.broadcast_to(EXCITATION, (STEPS, 1, m)).copy())
   d_exc = g["ctrl"].numpy().sum(0)[0]            # the excitation is held: the sum of the per-step gradients
   d_force = g["act_gainprm"].numpy()[:, 2]
-  # central differences, all in one batched float64 rollout: env 2i +- excitation i, env 2m + 2i +- F0 i
+  # central differences, all in one batched float64 rollout: env 2i +- excitation i, env 2m + 2i +- F0 i; a golden
+  # file (tests/golden.py): the batch's capture and run were half of this test's 86 s in the suite (2026-11-27)
   eps_e, eps_f = 1e-6, 1e-6 * model.act_gainprm.numpy()[:, 2]
-  B = 4 * m
-  ctrl = np.tile(EXCITATION, (B, 1))
-  prm = np.tile(model.act_gainprm.numpy(), (B, 1, 1))
-  for i in range(m):
-    ctrl[2 * i, i] += eps_e
-    ctrl[2 * i + 1, i] -= eps_e
-    prm[2 * m + 2 * i, i, 2] += eps_f[i]
-    prm[2 * m + 2 * i + 1, i, 2] -= eps_f[i]
-  batched = model.replace(act_gainprm=Tensor(prm, dtype=dtypes.float64, device="CPU"))
-  sim = Simulator(batched, batch=B, tier_up=0)
-  hip = hip_angle(sim.rollout(sim.reset(), STEPS, ctrl=ctrl)).numpy()
-  fd_exc = (hip[0:2 * m:2] - hip[1:2 * m:2]) / (2 * eps_e)
-  fd_force = (hip[2 * m::2] - hip[2 * m + 1::2]) / (2 * eps_f)
+  def compute():
+    B = 4 * m
+    ctrl = np.tile(EXCITATION, (B, 1))
+    prm = np.tile(model.act_gainprm.numpy(), (B, 1, 1))
+    for i in range(m):
+      ctrl[2 * i, i] += eps_e
+      ctrl[2 * i + 1, i] -= eps_e
+      prm[2 * m + 2 * i, i, 2] += eps_f[i]
+      prm[2 * m + 2 * i + 1, i, 2] -= eps_f[i]
+    batched = model.replace(act_gainprm=Tensor(prm, dtype=dtypes.float64, device="CPU"))
+    sim = Simulator(batched, batch=B, tier_up=0)
+    hip = hip_angle(sim.rollout(sim.reset(), STEPS, ctrl=ctrl)).numpy()
+    return {"exc": (hip[0:2 * m:2] - hip[1:2 * m:2]) / (2 * eps_e),
+            "force": (hip[2 * m::2] - hip[2 * m + 1::2]) / (2 * eps_f)}
+  ref = reference("grad_muscle_leg2_fd", dict(scene="leg2", steps=STEPS, excitation=EXCITATION.tolist(), eps=1e-6),
+                  compute)
+  fd_exc, fd_force = ref["exc"], ref["force"]
   print(f"\nd hip / d excitation {d_exc} (central differences {fd_exc})\nd hip / d F0 {d_force} ({fd_force})")
   assert np.abs(fd_exc).min() > 1e-4 and np.abs(fd_force).min() > 1e-8   # every muscle moves the hip
   np.testing.assert_allclose(d_exc, fd_exc, rtol=1e-4)

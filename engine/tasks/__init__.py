@@ -16,8 +16,9 @@ The protocol: the env builds one instance per model it loads, `task_cls(model)`,
   reward(model, packed, task, ctrl) -> (B,)   ctrl: the clipped controls applied in this step
   terminated(model, packed, task)   -> (B,) bool   (a Task subclass inherits: never)
 
-Subclassing Task gives the defaults. The shipped tasks name a scene file in engine/tasks/scenes (`scene`); a task
-from your own code comes with its scene through register_task(name, cls, scene=path), without editing this package.
+Subclassing Task gives the defaults. The shipped tasks name a scene file in engine/tasks/scenes (`scene`), or build
+their scene in scene_source() (ant_v5 converts Gymnasium's ant.xml); a task from your own code comes with its scene
+through register_task(name, cls, scene=path), without editing this package.
 """
 from __future__ import annotations
 import copy
@@ -37,6 +38,8 @@ class Task:
   n_random: int = 0            # uniforms init() consumes per env
 
   def __init__(self, model): self.model = model
+  @classmethod
+  def scene_source(cls) -> Path | dict: return SCENES / cls.scene   # the scene file, or a scene dict
   def init(self, model, u: Tensor) -> tuple[Tensor, Tensor, Tensor]: raise NotImplementedError
   def observe(self, model, packed: Tensor, task: Tensor) -> Tensor: raise NotImplementedError
   def reward(self, model, packed: Tensor, task: Tensor, ctrl: Tensor) -> Tensor: raise NotImplementedError
@@ -62,7 +65,7 @@ def get_task(name: str) -> type[Task]:
 def scene_of(name: str) -> Path | dict:
   """The scene a task runs on: a path to its JSON file, or the scene dict it was registered with."""
   cls = get_task(name)
-  return copy.deepcopy(_REGISTERED[name]) if name in _REGISTERED else SCENES / cls.scene
+  return copy.deepcopy(_REGISTERED[name]) if name in _REGISTERED else cls.scene_source()
 
 
 # the protocol's counts and their least values; its methods (terminated has Task's default)
@@ -115,9 +118,10 @@ def _check_protocol(where: str, task) -> None:
 
 
 from engine.tasks.ant import Ant  # noqa: E402
+from engine.tasks.ant_v5 import AntV5  # noqa: E402
 from engine.tasks.cartpole import CartPole  # noqa: E402
 from engine.tasks.pendulum import PendulumSwingup  # noqa: E402
 from engine.tasks.reacher import Reacher  # noqa: E402
 
-TASKS: dict[str, type[Task]] = {t.name: t for t in (CartPole, PendulumSwingup, Reacher, Ant)}
+TASKS: dict[str, type[Task]] = {t.name: t for t in (CartPole, PendulumSwingup, Reacher, Ant, AntV5)}
 _REGISTERED: dict[str, Path | dict] = {}   # tasks added by register_task: their scene
