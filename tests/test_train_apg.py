@@ -1,8 +1,10 @@
 """APG trainer (engine/train/apg.py) on reacher: the window gradient against float64 central finite differences, a
 short training run that measurably improves the deterministic return, weights that round-trip.
 
-Everything runs in float64 with B = 2 envs and W = 2-step windows: one shape, so the Jacobian JIT (the expensive
-capture, ~750 kernels) is scheduled once for the module and the training run reuses tinygrad's caches."""
+The envs and the policy run in float64 with B = 2 envs and W = 2-step windows, one shape for the module. The trainer
+differentiates the simulation by the WGSL backward kernel (grad_backend="wgsl", as issue 17 asks of it); the float64
+substep Jacobians (the expensive capture, ~750 kernels: 100 s of the suite) are checked against the same central
+differences in `make test-slow`."""
 import contextlib
 import json
 
@@ -25,7 +27,7 @@ B, W, EPS = 2, 2, 1e-6
 
 @pytest.fixture(scope="module")
 def apg():
-  return APG("reacher", B, window=W, seed=0, dtype=F64)
+  return APG("reacher", B, window=W, seed=0, dtype=F64, grad_backend="wgsl")
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +36,7 @@ def trained(apg):
   leaves as it found it (weights restored, no update), so this trains the seed-0 policy as a fresh APG would."""
   lines = []
   policy, history = train_apg("reacher", B, 30, window=W, lr=3e-3, seed=0, log=lines.append, dtype=F64, eval_every=1,
-                              agent=apg)
+                              grad_backend="wgsl", agent=apg)
   assert policy is apg.policy
   return policy, history, lines
 
@@ -58,33 +60,59 @@ def saturating_window(apg):
     last.weight.assign(Tensor(saved, dtype=F64)).realize()
 
 
+# (parameter index in apg.params, entry): first-layer weights, a hidden bias, a last-layer weight and both output
+# biases (output 0 saturates in the second step, output 1 does not)
+ENTRIES = [(0, (3, 1)), (0, (10, 7)), (1, (5,)), (4, (1, 33)), (5, (0,)), (5, (1,))]
+
+
+def window_fd(apg, packed, task) -> np.ndarray:
+  """d loss / d weight at ENTRIES by (loss(w + eps) - loss(w - eps)) / 2 eps on the window: a golden file."""
+  def compute():   # the central differences: the golden file (tests/golden.py)
+    def loss_at(p, idx, delta):
+      v = p.numpy().copy()
+      v[idx] += delta
+      p.assign(Tensor(v, dtype=F64)).realize()
+      out = -apg.rollout(packed, task)["reward"].sum() / B
+      v[idx] -= delta
+      p.assign(Tensor(v, dtype=F64)).realize()
+      return out
+    return {"fd": np.array([(loss_at(apg.params[k], idx, EPS) - loss_at(apg.params[k], idx, -EPS)) / (2 * EPS)
+                            for k, idx in ENTRIES])}
+  inputs = dict(task="reacher", B=B, W=W, seed=0, dtype="float64", last_layer=(1, 0.3), keys=3, eps=EPS,
+                entries=ENTRIES)
+  return reference("grad_apg_window", inputs, compute, ENVS)["fd"]
+
+
+# in `make test-slow`: the float64 substep Jacobians' capture (~750 kernels) was 100 s of the suite (2026-11-27)
+@pytest.mark.slow
 def test_grad_apg_window(apg):
   """d loss / d weight of the APG chain rule (substep Jacobians, reward VJP, policy VJP through the clip) against
-  (loss(w + eps) - loss(w - eps)) / 2 eps on the same 2-step window. Measured: relative errors 2e-10 to 5e-9."""
+  the central differences on the same 2-step window. Measured: relative errors 2e-10 to 5e-9."""
   with saturating_window(apg) as (packed, task, win):
     assert (np.abs(win["ctrl"]) == 1.0).any() and (np.abs(win["ctrl"]) < 0.9).any()
-    loss, grads, _ = apg.gradient(win)
+    loss, grads, _ = apg.gradient(win, backend="oracle")
     assert loss == pytest.approx(-win["reward"].sum() / B)
     grads = [g.numpy().copy() for g in grads]
-    # (parameter index in apg.params, entry): first-layer weights, a hidden bias, a last-layer weight and both
-    # output biases (output 0 saturates in the second step, output 1 does not)
-    entries = [(0, (3, 1)), (0, (10, 7)), (1, (5,)), (4, (1, 33)), (5, (0,)), (5, (1,))]
-    def compute():   # the central differences: the golden file (tests/golden.py)
-      def loss_at(p, idx, delta):
-        v = p.numpy().copy()
-        v[idx] += delta
-        p.assign(Tensor(v, dtype=F64)).realize()
-        out = -apg.rollout(packed, task)["reward"].sum() / B
-        v[idx] -= delta
-        p.assign(Tensor(v, dtype=F64)).realize()
-        return out
-      return {"fd": np.array([(loss_at(apg.params[k], idx, EPS) - loss_at(apg.params[k], idx, -EPS)) / (2 * EPS)
-                              for k, idx in entries])}
-    inputs = dict(task="reacher", B=B, W=W, seed=0, dtype="float64", last_layer=(1, 0.3), keys=3, eps=EPS,
-                  entries=entries)
-    for (k, idx), fd in zip(entries, reference("grad_apg_window", inputs, compute, ENVS)["fd"]):
+    for (k, idx), fd in zip(ENTRIES, window_fd(apg, packed, task)):
       assert abs(grads[k][idx] - fd) <= 1e-6 * abs(fd) + 1e-10, (k, idx, grads[k][idx], fd)
       assert abs(fd) > 1e-4   # the entries chosen carry signal
+
+
+def test_grad_apg_window_kernel(apg):
+  """The same window's weight gradient with the simulation differentiated by the WGSL backward kernel (one float32
+  VJP per step, engine.wgsl.step_vjp; the rewards' and the policy's VJPs stay float64) against the central
+  differences, within the issue's 1e-4 relative per entry. Measured 2026-11-24: 3.7e-7 relative, norm-wise over the
+  actor's weights, from the float64 substep Jacobians' gradient. Before the training run (file order), which
+  trains the module's agent in place: the reference is the seed-0 policy's."""
+  with saturating_window(apg) as (packed, task, win):
+    assert (np.abs(win["ctrl"]) == 1.0).any() and (np.abs(win["ctrl"]) < 0.9).any()
+    loss, grads, _ = apg.gradient(win, backend="wgsl")
+    assert loss == pytest.approx(-win["reward"].sum() / B)
+    got = np.array([grads[k].numpy()[idx] for k, idx in ENTRIES])
+    fd = window_fd(apg, packed, task)
+  err = np.abs(got - fd) / np.abs(fd)
+  print(f"APG window gradient, kernel vs float64 central differences: {err.max():.2e} (worst entry)")
+  assert (np.abs(fd) > 1e-4).all() and err.max() <= 1e-4, (got, fd)
 
 
 def test_train_apg_improves(trained):
@@ -115,16 +143,3 @@ def test_train_apg_cli_load(trained, tmp_path, capsys):
   save_run(str(tmp_path), policy, history, {"task": "reacher"})
   main(["--task", "reacher", "--num-envs", str(B), "--window", str(W), "--load", str(tmp_path / "policy.safetensors")])
   assert "mean episode return" in capsys.readouterr().out
-
-
-def test_grad_apg_window_kernel(apg):
-  """The same window's weight gradient with the simulation differentiated by the WGSL backward kernel (one float32
-  VJP per step, engine.wgsl.step_vjp) instead of float64 substep Jacobians, within the issue's 1e-4. Measured
-  2026-11-24: 3.7e-7 relative, norm-wise over the actor's weights (the rewards' and the policy's VJPs stay float64;
-  only the step's VJP is float32)."""
-  with saturating_window(apg) as (_, _, win):
-    ref = np.concatenate([g.numpy().ravel() for g in apg.gradient(win)[1]])
-    got = np.concatenate([g.numpy().ravel() for g in apg.gradient(win, backend="wgsl")[1]])
-  err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
-  print(f"APG window gradient, kernel vs float64 Jacobians: {err:.2e}")
-  assert err <= 1e-4, err
