@@ -35,7 +35,8 @@ def test_grad_muscle_leg2_excitation_and_force():
   d_exc = g["ctrl"].numpy().sum(0)[0]            # the excitation is held: the sum of the per-step gradients
   d_force = g["act_gainprm"].numpy()[:, 2]
   # central differences, all in one batched float64 rollout: env 2i +- excitation i, env 2m + 2i +- F0 i; a golden
-  # file (tests/golden.py): the batch's capture and run were half of this test's 86 s in the suite (2026-11-27)
+  # file (tests/golden.py). The test took 86 s in the cold 2-worker suite before, 73 s after (2026-11-27): most of it
+  # is rollout_grad's capture of leg2's float64 substep VJP
   eps_e, eps_f = 1e-6, 1e-6 * model.act_gainprm.numpy()[:, 2]
   def compute():
     B = 4 * m
