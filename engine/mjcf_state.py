@@ -3,7 +3,7 @@ behind each scene body of a converted scene, each scene body's Model frame, and 
 engine/accurate.py goes the other way. Split out of engine/mjcf.py (the converter)."""
 from __future__ import annotations
 import numpy as np
-from engine.npquat import quat_mul
+from engine.npquat import quat_conj, quat_mul
 
 
 def _mujoco():
@@ -28,20 +28,25 @@ def model_frames(scene: dict) -> tuple[np.ndarray, np.ndarray]:
   return arrays["body_pos0"], arrays["body_quat0"]
 
 
+def frame_offsets(scene: dict, m, d0, frames: tuple[np.ndarray, np.ndarray] | None = None
+                  ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+  """Per scene body: its MuJoCo root body's index and the body's Model frame (centre of mass and principal axes) in
+  that MuJoCo body's frame at d0 (qpos0, where the scene's poses were taken), (position, quaternion) float64. The
+  offset is constant: each scene body moves rigidly with its MuJoCo root body. frames: model_frames(scene)."""
+  frames = model_frames(scene) if frames is None else frames
+  return [(b, d0.xmat[b].reshape(3, 3).T @ (pos0 - d0.xpos[b]), quat_mul(quat_conj(d0.xquat[b]), quat0))
+          for b, pos0, quat0 in zip(body_index(m, scene), *frames)]
+
+
 def bodies_from_mujoco(scene: dict, m, d, d0, frames: tuple[np.ndarray, np.ndarray] | None = None
                        ) -> dict[str, np.ndarray]:
   """The scene bodies' maximal coordinates for MuJoCo's state d (kinematics done, mj_forward or mj_kinematics with
   velocities): pos and quat of each scene body's Model frame (its centre of mass and principal axes) and vel (of the
-  centre of mass) and angvel, world frame, (nbody, 3 or 4) float64. d0: MuJoCo at qpos0, where the scene's poses were
-  taken: each scene body moves rigidly with its MuJoCo root body, from the offset it had there. frames: model_frames
-  (scene), for a caller that converts many states."""
+  centre of mass) and angvel, world frame, (nbody, 3 or 4) float64. d0: MuJoCo at qpos0 (frame_offsets). frames:
+  model_frames(scene), for a caller that converts many states."""
   mujoco = _mujoco()
-  frames = model_frames(scene) if frames is None else frames
   out = {k: [] for k in ("pos", "quat", "vel", "angvel")}
-  for b, pos0, quat0 in zip(body_index(m, scene), *frames):
-    r0, q0 = d0.xmat[b].reshape(3, 3), d0.xquat[b]
-    rel_pos = r0.T @ (pos0 - d0.xpos[b])
-    rel_q = quat_mul(np.array([q0[0], -q0[1], -q0[2], -q0[3]]), quat0)
+  for b, rel_pos, rel_q in frame_offsets(scene, m, d0, frames):
     pos = d.xpos[b] + d.xmat[b].reshape(3, 3) @ rel_pos
     res = np.zeros(6)
     mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, b, res, 0)   # [angular, linear at xipos], world

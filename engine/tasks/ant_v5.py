@@ -27,7 +27,7 @@ import math
 from pathlib import Path
 import numpy as np
 from tinygrad import Tensor
-from engine.npquat import quat_conj, quat_mul, quat_rotate
+from engine.npquat import quat_conj, quat_rotate
 from engine.tasks import Task, uniform
 from oracle.joints import joint_coords
 from oracle.math3 import V3, Quat, const
@@ -59,15 +59,15 @@ class AntV5(Task):
 
   def __init__(self, model):
     super().__init__(model)
-    from engine.mjcf import _mujoco, compile_mjcf
-    mujoco = _mujoco()
+    from engine.mjcf import compile_mjcf
+    from engine.mjcf_state import frame_offsets
     m, d0 = compile_mjcf(ant_xml())
-    k, b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "torso"), model.body_index("torso")
-    # the torso body's frame against its Model frame (its centre of mass and principal axes), at the reference pose:
-    # q_body = q_model * q_rel, and the body's origin at x_model + R(q_model) r_rel
-    q_model = model.body_quat0.numpy()[b].astype(np.float64)
-    self.q_rel = quat_mul(quat_conj(q_model), d0.xquat[k])
-    self.r_rel = quat_rotate(quat_conj(q_model), d0.xpos[k] - model.body_pos0.numpy()[b])
+    b = model.body_index("torso")
+    # the torso body's frame in its Model frame (the inverse of frame_offsets'): q_body = q_model * q_rel, the body's
+    # origin at x_model + R(q_model) r_rel
+    _, rel_pos, rel_q = frame_offsets(self.scene_source(), m, d0)[b]
+    self.q_rel = quat_conj(rel_q)
+    self.r_rel = -quat_rotate(self.q_rel, rel_pos)
     rng, limited = model.jnt_range.numpy().astype(np.float64), model.jnt_limited.numpy().astype(bool)
     self.body, self.lo, self.hi = b, np.where(limited, rng[:, 0], -np.inf).tolist(), \
       np.where(limited, rng[:, 1], np.inf).tolist()
