@@ -141,10 +141,8 @@ def check_backward(model: Model) -> None:
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
   for what, values in (("armature", model.jnt_armature), ("stiffness", model.jnt_stiffness)):
-    if any(values):   # kernels/armature.wgsl has no adjoint on main yet (branch armature-adjoint)
+    if any(values):   # kernels/armature.wgsl has no adjoint yet
       why.append(f"{what} (joint '{model.jnt_name[next(j for j, a in enumerate(values) if a)]}')")
-  for kind in ("planar", "slide2"):   # oracle/constraints/planar.py, slide2.py: no adjoint yet
-    if kind in model.jnt_type: why.append(f"{kind} joints (joint '{model.jnt_name[model.jnt_type.index(kind)]}')")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 

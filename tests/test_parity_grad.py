@@ -121,14 +121,16 @@ def wrt_of(model) -> tuple[str, ...]:
   return tuple(n for n in wrt_names(model) if getattr(model, n).numel() > 0)
 
 
-def oracle(name: str, steps: int, dtype) -> dict[str, np.ndarray]:
-  """The oracle's gradients in `dtype` for both horizons, from one RolloutGrad (its capture dominates the cost)."""
+def oracle(name: str, steps: int, dtype, source=None) -> dict[str, np.ndarray]:
+  """The oracle's gradients in `dtype` for both horizons, from one RolloutGrad (its capture dominates the cost).
+  source: the scene (a path or a scene dict), ALL[name] by default."""
+  source = ALL[name] if source is None else source
   def compute():
-    model = engine.load_scene(ALL[name], dtype=dtype, device="CPU")
+    model = engine.load_scene(source, dtype=dtype, device="CPU")
     rg = RolloutGrad(model, wrt_of(model))
     return {f"{n}/{k}": v for n in HORIZONS for k, v in gradients(rg, model, n, dtype, "CPU").items()}
-  scene = ALL[name] if isinstance(ALL[name], dict) else name
-  model = engine.load_scene(ALL[name])
+  scene = source if isinstance(source, dict) else name
+  model = engine.load_scene(source)
   out = golden(f"grad_parity_{name}_{dtype.name}", dict(scene=scene, horizons=HORIZONS, batch=B, wrt=wrt_names(model),
                inputs=inputs_digest(model)), compute, PHYSICS)
   return {k.split("/", 1)[1]: v for k, v in out.items() if k.startswith(f"{steps}/")}
@@ -137,10 +139,10 @@ def oracle(name: str, steps: int, dtype) -> dict[str, np.ndarray]:
 _KERNEL: dict = {}
 
 
-def kernel(name: str):
-  """One KernelRolloutGrad per scene (its two JITs compile once for both horizons)."""
+def kernel(name: str, source=None):
+  """One KernelRolloutGrad per scene (its two JITs compile once for both horizons); source as oracle's."""
   if name not in _KERNEL:
-    model = engine.load_scene(ALL[name], device="WEBGPU")
+    model = engine.load_scene(ALL[name] if source is None else source, device="WEBGPU")
     _KERNEL[name] = (model, KernelRolloutGrad(model, wrt_of(model)))
   return _KERNEL[name]
 
@@ -174,7 +176,8 @@ def judge(label: str, model, got: dict, want: dict, f32: dict) -> None:
   for k in sorted(want):
     assert np.isfinite(got[k]).all(), k
     err, floor = rel(got[k], want[k]), rel(f32[k], want[k])
-    print(f"{label} {k}: kernel {err:.2e}, float32 oracle {floor:.2e}, |g| {np.linalg.norm(want[k]):.3g}")
+    print(f"{label} {k}: kernel {err:.2e}, float32 oracle {floor:.2e}, kernel to float32 oracle "
+          f"{rel(got[k], f32[k]):.2e}, |g| {np.linalg.norm(want[k]):.3g}")
     if k == "jnt_compliance" and rigid: continue   # below float32's resolution: see the module's docstring
     if err > max(TOL, FLOOR_FACTOR * floor): bad.append((k, err, floor))
   assert not bad, bad

@@ -11,7 +11,7 @@ fn joint_damping_adj(h: f32) {
   for (var k = 0u; k < NJOINT; k++) {
     let j = JOINT_ORDER[k];
     let t = JNT_TYPE[j];
-    if (t == DISTANCE) { continue; }   // distance joints carry no damping
+    if (t == DISTANCE || t == PLANAR || t == SLIDE2) { continue; }   // these joints carry no damping
     let par = JNT_PARENT[j];
     let chi = JNT_CHILD[j];
     let s1 = split_side(par);

@@ -78,17 +78,32 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
     gjv(OFF_JNT_ANCHOR_PARENT, j, da.anchor_p); gjv(OFF_JNT_ANCHOR_CHILD, j, da.anchor_c);
     gp1(OFF_JNT_LENGTH + j, da.length); gp1(comp, da.compliance);
     adj_lam[l] = da.lam;
-  } else {
+  } else {   // the slide, planar and slide2 joints: the slide's frame and parameters
     let k = SlideParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
                         p4q(OFF_JNT_RELQUAT + 4u * j), p1(comp), p1(OFF_JNT_LIMITED + j), p1(OFF_JNT_RANGE + 2u * j),
                         p1(OFF_JNT_RANGE + 2u * j + 1u));
-    let sa = slide_adj(s1, s2, k, tlam3(t), h, g, glam3(l));
-    a1 = sa.s1; a2 = sa.s2;
-    gjv(OFF_JNT_AXIS_PARENT, j, sa.prm.axis_p); gjv(OFF_JNT_ANCHOR_PARENT, j, sa.prm.anchor_p);
-    gjv(OFF_JNT_ANCHOR_CHILD, j, sa.prm.anchor_c); gp4q(OFF_JNT_RELQUAT + 4u * j, sa.prm.relquat);
-    gp1(comp, sa.prm.compliance);
-    gp1(OFF_JNT_RANGE + 2u * j, sa.prm.lo); gp1(OFF_JNT_RANGE + 2u * j + 1u, sa.prm.hi);
-    set_glam3(l, sa.lam);
+    var prm: SlideParams;
+    if (ty == SLIDE) {
+      let sa = slide_adj(s1, s2, k, tlam3(t), h, g, glam3(l));
+      a1 = sa.s1; a2 = sa.s2; prm = sa.prm;
+      set_glam3(l, sa.lam);
+    } else if (ty == PLANAR) {
+      let pa = planar_adj(s1, s2, k, jv(OFF_JNT_AXIS_CHILD, j), vec2<f32>(tape[t], tape[t + 1u]), h, g,
+                          vec2<f32>(adj_lam[l], adj_lam[l + 1u]));
+      a1 = pa.s1; a2 = pa.s2; prm = pa.prm;
+      gjv(OFF_JNT_AXIS_CHILD, j, pa.axis_c);
+      adj_lam[l] = pa.lam.x; adj_lam[l + 1u] = pa.lam.y;
+    } else {
+      let sa = slide2_adj(s1, s2, k, jv(OFF_JNT_REF_PARENT, j), range2(j), vec4<f32>(tlam3(t), tape[t + 3u]), h, g,
+                          vec4<f32>(glam3(l), adj_lam[l + 3u]));
+      a1 = sa.s1; a2 = sa.s2; prm = sa.prm;
+      gjv(OFF_JNT_REF_PARENT, j, sa.ref_p);
+      set_glam3(l, sa.lam.xyz); adj_lam[l + 3u] = sa.lam.w;
+    }
+    gjv(OFF_JNT_AXIS_PARENT, j, prm.axis_p); gjv(OFF_JNT_ANCHOR_PARENT, j, prm.anchor_p);
+    gjv(OFF_JNT_ANCHOR_CHILD, j, prm.anchor_c); gp4q(OFF_JNT_RELQUAT + 4u * j, prm.relquat);
+    gp1(comp, prm.compliance);
+    gp1(OFF_JNT_RANGE + 2u * j, prm.lo); gp1(OFF_JNT_RANGE + 2u * j + 1u, prm.hi);
   }
   split_side_adj(JNT_PARENT[j], a1);
   split_side_adj(JNT_CHILD[j], a2);
