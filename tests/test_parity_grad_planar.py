@@ -29,13 +29,12 @@ HERE = Path(__file__).resolve().parent / "mjcf"
 
 def source(name: str) -> dict:
   """The scene dict of tests/mjcf/<name>.xml; a name ending in _limits narrows the ranges to 1 mm around each
-  coordinate's start (the second's ref is 0.2)."""
+  coordinate's start (tests/test_parity_wgsl_planar.py narrow_slide2_ranges)."""
   import tempfile
   from tests.test_parity_wgsl_armature import scene_from
+  from tests.test_parity_wgsl_planar import narrow_slide2_ranges
   xml = (HERE / f"{name.removesuffix('_limits')}.xml").read_text()
-  if name.endswith("_limits"):
-    xml = xml.replace('range="-3 3" limited="true"/>', 'range="-0.0005 0.0005" limited="true"/>').replace(
-        'range="-3 3" limited="true" ref="0.2"/>', 'range="0.1995 0.2005" limited="true" ref="0.2"/>')
+  if name.endswith("_limits"): xml = narrow_slide2_ranges(xml)
   with tempfile.TemporaryDirectory() as d:
     (path := Path(d) / f"{name}.xml").write_text(xml)
     return scene_from(path)

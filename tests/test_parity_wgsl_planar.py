@@ -21,6 +21,13 @@ pytest.importorskip("mujoco")
 HERE = Path(__file__).resolve().parent / "mjcf"
 
 
+def narrow_slide2_ranges(xml: str) -> str:
+  """tests/mjcf/slide2_arm.xml with each coordinate's range 1 mm wide around its start (the second's ref is 0.2), so
+  that one step's kicks cross both limits (also tests/test_parity_grad_planar.py's slide2_arm_limits)."""
+  return xml.replace('range="-3 3" limited="true"/>', 'range="-0.0005 0.0005" limited="true"/>').replace(
+      'range="-3 3" limited="true" ref="0.2"/>', 'range="0.1995 0.2005" limited="true" ref="0.2"/>')
+
+
 @pytest.mark.xdist_group("planar_arm")
 def test_parity_planar_arm():
   check_cases(scene_from(HERE / "planar_arm.xml"), None)
@@ -35,11 +42,8 @@ def test_parity_planar_half_cheetah_on_its_floor():
 
 @pytest.mark.xdist_group("slide2_arm")
 def test_parity_slide2_arm_with_limits(tmp_path):
-  path = tmp_path / "slide2_arm.xml"   # the ranges around each coordinate's start, 0.5 mm wide
-  path.write_text((HERE / "slide2_arm.xml").read_text().replace('range="-3 3" limited="true"/>',
-                                                               'range="-0.0005 0.0005" limited="true"/>')
-                  .replace('range="-3 3" limited="true" ref="0.2"/>',
-                           'range="0.1995 0.2005" limited="true" ref="0.2"/>'))
+  path = tmp_path / "slide2_arm.xml"
+  path.write_text(narrow_slide2_ranges((HERE / "slide2_arm.xml").read_text()))
   scene = scene_from(path)
   assert scene["joints"][0]["range"] == pytest.approx([-5e-4, 5e-4]), scene["joints"][0]
   assert scene["joints"][0]["range2"] == pytest.approx([-5e-4, 5e-4]), scene["joints"][0]
