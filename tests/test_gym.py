@@ -124,7 +124,15 @@ def _engine(task: str, num_envs: int):
   # test_gym_vector_contract and test_gym_registered_on_import check that the factories build the same views
   if num_envs == env_batch(task): return env_for(task)
   assert (task, num_envs) == ("cartpole", 1), (task, num_envs)
-  return engine.make_env(task, num_envs=1)
+  return _made_cartpole().unwrapped.engine_env   # gymnasium.make's, so that test_gym_registered_on_import steps it too
+
+
+@functools.cache
+def _made_cartpole():
+  """gymnasium.make("tinyxpbd/Cartpole-v0") (engine.make_env("cartpole", num_envs=1) under the registered entry point),
+  made once per worker: cartpole's one-env engine env for the views here and the env test_gym_registered_on_import
+  steps, one compile for both (a second one-env cart-pole cost ~5 s of the suite)."""
+  return gym.make("tinyxpbd/Cartpole-v0")
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -419,7 +427,7 @@ def test_gym_registered_on_import():
   import gymnasium
   assert {eg.env_id(t) for t in REAL_TASKS} <= set(gymnasium.registry)
   assert eg.env_id("pendulum_swingup") == "tinyxpbd/PendulumSwingup-v0"
-  env = gymnasium.make("tinyxpbd/Cartpole-v0")
+  env = _made_cartpole()   # gymnasium.make's one-env view (made once: check_env[cartpole] runs on its engine env)
   obs, _ = env.reset(seed=0)
   assert obs.shape == (4,) and np.isfinite(env.step(env.action_space.sample())[0]).all()
   n = env_batch("cartpole")
