@@ -8,6 +8,7 @@ uses (kernels/tape.py store_mode).
 
   python bench/bench_grad.py                         # pendulum x4096, chain x64, drop x64, stack10 x64 (lavapipe here)
   python bench/bench_grad.py --only chain:64 --steps 20
+  python bench/bench_grad.py --only gym:ant:64 --steps 5 --out bench/results_grad_armature.json   # Gymnasium's ant.xml
 
 env-steps/s = batch x steps / wall seconds after a warm-up run, median of ROUNDS (7) interleaved with the
 other measurement of the same item; ratio = gradient wall / forward wall (the issue's target: at most 3). Each run
@@ -74,8 +75,15 @@ def timed(*fns) -> list[float]:
   return [statistics.median(w) for w in walls]
 
 
+def scene_path(name: str) -> Path:
+  """scenes/<name>.json, or for gym:<name> Gymnasium's own MuJoCo asset <name>.xml (needs gymnasium and mujoco)."""
+  if not name.startswith("gym:"): return ROOT / "scenes" / f"{name}.json"
+  import gymnasium
+  return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{name[4:]}.xml"
+
+
 def run(name: str, batch: int, steps: int) -> dict:
-  model = load_scene(ROOT / "scenes" / f"{name}.json", device="WEBGPU")
+  model = load_scene(scene_path(name), device="WEBGPU")
   out = {"scene": name, "batch": batch, "steps": steps}
   try:
     check_backward(model)
@@ -120,7 +128,7 @@ def main(argv=None) -> int:
   p.add_argument("--steps", type=int, default=50, help="env-steps per timed run")
   p.add_argument("--out", default=str(ROOT / "bench" / "results_grad.json"))
   args = p.parse_args(argv)
-  items = [(s.split(":")[0], int(s.split(":")[1])) for s in args.only] if args.only else list(ITEMS)
+  items = [(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in args.only] if args.only else list(ITEMS)
   wgsl.require_webgpu()
   meta = {"python": platform.python_version(), "tinygrad": importlib.metadata.version("tinygrad"),
           "numpy": importlib.metadata.version("numpy"), "machine": platform.machine(), "adapter": wgsl.adapter(),

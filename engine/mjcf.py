@@ -13,7 +13,8 @@ The mapping, from MuJoCo's generalised coordinates to this engine's maximal ones
   and each geom the density that gives its MuJoCo
   body its mass, so the scene's centre of mass (which the format takes from the geoms) is MuJoCo's; a body whose
   <inertial> centre is not its geoms' is refused by name. Armature (rotor inertia in a hinge's or slide's coordinate)
-  becomes the joint's `armature` (oracle/armature.py; the oracle only); on a ball joint it is refused.
+  becomes the joint's `armature` (oracle/armature.py, kernels/armature.wgsl and its adjoint); on a ball joint it is
+  refused.
 - Geoms: sphere, capsule, box and plane (world only) as they are; a cylinder becomes the capsule of the same radius
   and overall length, an ellipsoid the capsule along its longest axis (radius the larger other semi-axis), each with a
   warning; a mesh is refused unless meshes="box" (its bounding box, with a warning); height fields are refused.

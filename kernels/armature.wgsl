@@ -105,9 +105,8 @@ fn arm_float_system(t: u32, f: ptr<function, ArmFrame>, n: u32) -> ArmAug {
 // a tree on a planar root (ARM_PLANE[t] >= 0) moves within the plane: rotation about the normal, translation across
 // it. With P = diag(nn^T, I - nn^T) the projector onto those motions, [M6 | r] becomes [P M6 P + I - P | P r], whose
 // solution lies in P's range (oracle/armature.py _in_plane)
-fn arm_in_plane(t: u32, m: ptr<function, ArmAug>, n: u32) {
-  if (ARM_PLANE[t] < 0) { return; }
-  let nrm = jv(OFF_JNT_AXIS_PARENT, u32(ARM_PLANE[t]));
+alias Mat6 = array<array<f32, 6>, 6>;
+fn arm_projector(nrm: vec3<f32>) -> Mat6 {
   var P: array<array<f32, 6>, 6>;
   for (var r = 0u; r < 3u; r++) {
     for (var c = 0u; c < 3u; c++) {
@@ -118,6 +117,11 @@ fn arm_in_plane(t: u32, m: ptr<function, ArmAug>, n: u32) {
       P[r + 3u][c] = 0.0;
     }
   }
+  return P;
+}
+fn arm_in_plane(t: u32, m: ptr<function, ArmAug>, n: u32) {
+  if (ARM_PLANE[t] < 0) { return; }
+  let P = arm_projector(jv(OFF_JNT_AXIS_PARENT, u32(ARM_PLANE[t])));
   var out = *m;
   for (var r = 0u; r < 6u; r++) {
     for (var c = 0u; c < 6u + n; c++) {

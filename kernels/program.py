@@ -45,7 +45,7 @@ ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints
                  "adjoint/muscle.wgsl", "adjoint/tendon.wgsl")
 BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint/narrowphase.wgsl",
                   "adjoint/solve.wgsl", "adjoint/recover.wgsl", "adjoint/contact_velocity.wgsl",
-                  "adjoint/joint_damping.wgsl", "adjoint/activation.wgsl")
+                  "adjoint/joint_damping.wgsl", "adjoint/activation.wgsl", "adjoint/armature.wgsl")
 BACKWARD_ENTRY = "xpbd_step_adj"
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
 CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box, muscle)
@@ -140,9 +140,6 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
-  for what, values in (("armature", model.jnt_armature), ("stiffness", model.jnt_stiffness)):
-    if any(values):   # kernels/armature.wgsl has no adjoint yet
-      why.append(f"{what} (joint '{model.jnt_name[next(j for j, a in enumerate(values) if a)]}')")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 
@@ -217,7 +214,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             *(f"const {k} = {v}u;" for k, v in contact_tables(model)[0].items())]
   # the forward's tape hooks (kernels/xpbd_step.wgsl substep) record nothing; the backward's record (tape_layout)
   hooks = ("fn tape_iteration(it: u32) {}\nfn tape_solve(b: u32, dth: vec3<f32>, scale: f32) {}\n"
-           "fn tape_damping() {}\nfn tape_contact_velocity() {}\n" if tape is None else
+           "fn tape_damping() {}\nfn tape_contact_velocity() {}\nfn tape_armature() {}\n" if tape is None else
            "".join(f"const {k}: u32 = {v}u;\n" for k, v in tape.items()))
   return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes) + env_buffers(model, lanes) + hooks
 
@@ -231,6 +228,8 @@ def _read(name: str) -> str:
 # stage's solver (private arrays, dense solves) is not compiled into every program (lavapipe compiles it even where
 # NARMTREE == 0 makes the calls dead)
 NO_ARMATURE = "fn armature_start() {}\nfn armature(h: f32) {}\n"
+# and in place of kernels/adjoint/armature.wgsl, its entry points (kernels/adjoint/xpbd_step.wgsl substep_adj)
+NO_ARMATURE_ADJ = "fn armature_adj(h: f32) {}\nfn armature_start_adj() {}\n"
 
 
 def kernel_body(armed: bool = True) -> str:
@@ -260,7 +259,8 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   tape = {**tape_layout(model, damping, store), "GPRM_ARR": nparam if private else 1}
   return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) +
           f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" + tape_declaration(tape) + body
-          + "\n".join(_read(f) for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj(model))
+          + "\n".join(_read(f) if staged(model) or f != "adjoint/armature.wgsl" else NO_ARMATURE_ADJ
+                      for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj(model))
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:

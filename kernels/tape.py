@@ -3,6 +3,7 @@ between keeping every substep's iterations and replaying each substep (store_mod
 from __future__ import annotations
 from kernels.layout import contact_tables, param_layout, state_rows
 from oracle import packed
+from oracle.armature import staged
 from oracle.constraints import NLAM
 from oracle.types import Model
 
@@ -20,10 +21,12 @@ PRIVATE_TAPE = 8192
 def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   """The backward kernel's constants (kernels/adjoint/xpbd_step.wgsl): GRAD_W, the gradient row per env (state
   NROWS x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state
-  (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each Jacobi iteration's input (TAPE_ITER_W: 13
+  (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each of a substep's TAPE_ITERS Jacobi iterations'
+  inputs (the armature stage's contact pass the last; TAPE_ITER_W: 13
   per body, the joints' multipliers, from TAPE_CLAM within it the contact slots' lambda_n, lambda_t, and from
   TAPE_SOLVE the iteration's averaged rotation correction and scale per body, 4 floats), then from TAPE_DAMP the
   damping pass's input (13 per body), from TAPE_CVEL the contact velocity pass's input (13 per body), from
+  TAPE_ARM the armature stage's input (19 per body: the pose, D, TH, v and w; models with armature or stiffness), from
   TAPE_SLOTADJ the contact slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from
   TAPE_SLOTS the contact slots' rows as a substep leaves them (SLOT_W per slot, store mode only). TAPE_STRIDE: the
   floats between two envs' rows in the tape's storage buffer, 0 where the tape is private to the invocation
@@ -35,12 +38,15 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   nslot = consts["NSLOT"]
   keep = model.substeps if store else 1
   it = nb + nlam + 2 * nslot + 4 * model.nbody
+  # and where the armature stage runs in a scene with contacts, their last pass after it (kernels/xpbd_step.wgsl)
+  iters = model.iterations + int(staged(model) and nslot > 0)
   out = dict(GRAD_W=13 * state_rows(model) + max(model.nact, 1) + param_layout(model)[1], TAPE_SUBSTEPS=keep,
-             TAPE_STATE_W=start, TAPE_ITER=model.substeps * start, TAPE_ITER_W=it, TAPE_CLAM=nb + nlam,
-             TAPE_SOLVE=nb + nlam + 2 * nslot, SLOTADJ_W=SLOTADJ_W)
-  out["TAPE_DAMP"] = out["TAPE_ITER"] + keep * model.iterations * it
+             TAPE_STATE_W=start, TAPE_ITER=model.substeps * start, TAPE_ITER_W=it, TAPE_ITERS=iters,
+             TAPE_CLAM=nb + nlam, TAPE_SOLVE=nb + nlam + 2 * nslot, SLOTADJ_W=SLOTADJ_W)
+  out["TAPE_DAMP"] = out["TAPE_ITER"] + keep * iters * it
   out["TAPE_CVEL"] = out["TAPE_DAMP"] + (keep * nb if damping else 0)
-  out["TAPE_SLOTADJ"] = out["TAPE_CVEL"] + (keep * nb if nslot else 0)
+  out["TAPE_ARM"] = out["TAPE_CVEL"] + (keep * nb if nslot else 0)
+  out["TAPE_SLOTADJ"] = out["TAPE_ARM"] + (keep * 19 * model.nbody if staged(model) else 0)
   out["TAPE_SLOTS"] = out["TAPE_SLOTADJ"] + SLOTADJ_W * nslot
   out["TAPE"] = out["TAPE_SLOTS"] + (keep * nslot * consts["SLOT_W"] if store else 0)
   out["TAPE_STRIDE"] = 0 if out["TAPE"] <= PRIVATE_TAPE else out["TAPE"]

@@ -94,10 +94,11 @@ fn substep(h: f32) {
     if (NJOINT + NSLOT > 0u) { tape_iteration(it); solve(h, true); barrier(); }
   }
   if (NARMTREE > 0u) {
+    tape_armature();
     armature(h);
     barrier();
     // the contacts get the last word (oracle/step.py): a pass over them alone
-    if (NSLOT > 0u) { solve(h, false); barrier(); }
+    if (NSLOT > 0u) { tape_iteration(ITERATIONS); solve(h, false); barrier(); }
   }
   recover(h);
   barrier();

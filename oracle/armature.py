@@ -18,8 +18,8 @@ and the bodies move by the rigid motions sum_j d_j D_j integrates to. G is the t
 joints enter as an active set (_limited); the contacts get a last Jacobi pass after the step (oracle/step.py).
 
 Limits: parameters shared across the batch (armature, stiffness and springref static); trees of hinges and slides,
-the root free or on a planar joint to the world (a ball joint in an armed tree is refused); no adjoint exists for the
-WGSL backward (kernels/program.py check_backward refuses it by name). kernels/armature.wgsl is the forward kernel's.
+the root free or on a planar joint to the world (a ball joint in an armed tree is refused). kernels/armature.wgsl is the
+forward kernel's, kernels/adjoint/armature.wgsl (armature_adj) the backward kernel's.
 """
 from __future__ import annotations
 from dataclasses import dataclass

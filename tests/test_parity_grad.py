@@ -98,9 +98,10 @@ def inputs_digest(model) -> str:
   return h.hexdigest()
 
 
-def gradients(rg, model, steps: int, dtype, device: str) -> dict[str, np.ndarray]:
-  """d <u, final packed> / d (initial packed, ctrl per step, each WRT field with elements) through rg."""
-  p0, ctrl, u = inputs(model, steps)
+def gradients(rg, model, steps: int, dtype, device: str, given=None) -> dict[str, np.ndarray]:
+  """d <u, final packed> / d (initial packed, ctrl per step, each WRT field with elements) through rg; given: the
+  inputs (p0, ctrl, u) as inputs() returns them, inputs(model, steps) by default."""
+  p0, ctrl, u = inputs(model, steps) if given is None else given
   state = unpack_state(Tensor(p0, device=device).cast(dtype), Tensor.zeros(B, device=device).cast(dtype), model)
   seq = None if ctrl is None else [Tensor(c, device=device).cast(dtype) for c in ctrl]
   _, checkpoints = rg.forward(state, steps, seq)
@@ -162,9 +163,15 @@ def test_parity_grad(name: str, steps: int):
     pytest.xfail("pendulum_servo x1: d / d body_inv_inertia 1.6e-4 from float64 where the float32 oracle is 9e-6")
   if (name, steps) == ("muscle_hang", 1):   # see the module's docstring
     pytest.xfail("muscle_hang x1: d / d body_inv_mass 5.9e-3 from float64 where the float32 oracle is 6.9e-5")
-  model, rg = kernel(name)
+  check_parity(name, steps)
+
+
+def check_parity(name: str, steps: int, source=None) -> None:
+  """The kernel's gradients after `steps` against the oracle's references (judge); source as oracle's."""
+  model, rg = kernel(name, source)
   got = gradients(rg, model, steps, dtypes.float32, "WEBGPU")
-  judge(f"{name} x{steps}", model, got, oracle(name, steps, dtypes.float64), oracle(name, steps, dtypes.float32))
+  judge(f"{name} x{steps}", model, got, oracle(name, steps, dtypes.float64, source),
+        oracle(name, steps, dtypes.float32, source))
 
 
 def judge(label: str, model, got: dict, want: dict, f32: dict) -> None:

@@ -19,8 +19,7 @@ After 1 step both are within their bounds (state 5.6e-5 and 5.4e-5)."""
 from __future__ import annotations
 from pathlib import Path
 import pytest
-from tinygrad import dtypes
-from tests.test_parity_grad import gradients, judge, kernel, oracle
+from tests.test_parity_grad import check_parity
 from tests.helpers import wgsl_checked  # noqa: F401 (autouse)
 
 pytest.importorskip("mujoco")
@@ -46,8 +45,4 @@ CASES = [("planar_arm", 1), ("planar_arm", 10), ("slide2_arm_limits", 1), ("slid
 @pytest.mark.parametrize("name, steps", [pytest.param(n, k, marks=pytest.mark.xdist_group(f"grad_{n}"))
                                          for n, k in CASES])
 def test_parity_grad_planar(name: str, steps: int):
-  src = source(name)
-  model, rg = kernel(name, src)
-  got = gradients(rg, model, steps, dtypes.float32, "WEBGPU")
-  judge(f"{name} x{steps}", model, got, oracle(name, steps, dtypes.float64, src),
-        oracle(name, steps, dtypes.float32, src))
+  check_parity(name, steps, source(name))

@@ -9,8 +9,7 @@ plane, which the joint's rows then restore). half_cheetah: Gymnasium's half_chee
 six armed and sprung hinges with limits, its feet in contact). slide2_arm: a carriage on two slides (the slide2 joint,
 oracle/constraints/slide2.py) with ranges narrow enough that one step's kicks cross them, carrying an arm that
 swings out of its plane. The backward kernel's parity for planar and slide2 joints is tests/test_parity_grad_planar.py
-and tests/test_parity_adjoint_planar.py; it refuses armature and stiffness by name (kernels/program.py
-check_backward)."""
+and tests/test_parity_adjoint_planar.py, for the armature stage tests/test_parity_grad_armature.py."""
 from __future__ import annotations
 from pathlib import Path
 import pytest
@@ -48,15 +47,3 @@ def test_parity_slide2_arm_with_limits(tmp_path):
   assert scene["joints"][0]["range"] == pytest.approx([-5e-4, 5e-4]), scene["joints"][0]
   assert scene["joints"][0]["range2"] == pytest.approx([-5e-4, 5e-4]), scene["joints"][0]
   check_cases(scene, None)
-
-
-def test_parity_backward_refuses_stiffness_by_name():
-  """The backward kernel differentiates planar and slide2 joints (tests/test_parity_grad_planar.py) but not the
-  armature stage, which also carries joint springs: a sprung joint is refused by name before anything compiles."""
-  from kernels.layout import Unsupported
-  from kernels.program import check_backward
-  from engine.scene import load_scene
-  from tinygrad import dtypes
-  model = load_scene(scene_from(HERE / "spring_arm.xml"), dtypes.float32, "CPU")
-  with pytest.raises(Unsupported, match="stiffness \\(joint 'rail'\\)"):
-    check_backward(model)

@@ -2,7 +2,6 @@
 steps per launch, the env on the kernel, and clear errors."""
 from __future__ import annotations
 import ast
-import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -166,11 +165,8 @@ ADJOINT_PARTS = {"dlam": "dlam = (-err - at lam) / (w + at), inside positional a
                  "apply_pair": "apply to both sides, as every multi-part constraint does",
                  "cross": "the WGSL built-in",
                  "clip01": "clamp(x, 0, 1), the WGSL built-in (the oracle's clip(0, 1)), as tinygrad differentiates it",
-                 "segment_loads": "one segment's share of tendon_loads, reversed segment by segment"}
-
-
-# stages the backward kernel has no adjoint of yet; kernels/program.check_backward refuses their models by name
-FORWARD_ONLY = ("armature",)
+                 "segment_loads": "one segment's share of tendon_loads, reversed segment by segment",
+                 "arm_rel": "a joint's child-minus-parent DISP, TH or velocity, inside arm_dq and armature_start"}
 
 
 def test_verify_wgsl_adjoints_mirror_the_forward():
@@ -182,7 +178,7 @@ def test_verify_wgsl_adjoints_mirror_the_forward():
   adjoint = {f[:-4] for p in (KERNELS / "adjoint").glob("*.wgsl") for f in wgsl_functions(p) if f.endswith("_adj")}
   assert not adjoint - forward - ADJOINT_PARTS.keys(), f"adjoints of no forward function: {adjoint - forward}"
   assert ADJOINT_PARTS.keys() <= adjoint, "stale ADJOINT_PARTS"
-  for stage in ("xpbd_step", *(s for s in STAGES if s not in ("broadphase", *FORWARD_ONLY))):
+  for stage in ("xpbd_step", *(s for s in STAGES if s != "broadphase")):
     assert f"{stage}_adj" in wgsl_functions(KERNELS / "adjoint" / f"{stage}.wgsl"), stage
   assert {f"adjoint/{p.name}" for p in (KERNELS / "adjoint").glob("*.wgsl")} == set(ADJOINT_FILES + BACKWARD_FILES)
 
@@ -262,18 +258,3 @@ def test_verify_wgsl_counts_dropped_pairs():
     got[backend, "far"] = sim.rollout(apart, 2).contact_overflow.numpy().tolist()
   assert got["oracle", "cluster"] == got["wgsl", "cluster"] == [8, 8]   # 4 dropped in each of 2 steps
   assert got["oracle", "far"] == got["wgsl", "far"] == [0, 0]
-
-
-def test_verify_wgsl_backward_refuses_armature_by_name():
-  """The forward kernel steps a model with armature (kernels/armature.wgsl; tests/test_parity_wgsl_armature.py); the
-  backward kernel has no adjoint of that stage yet and refuses it before anything compiles, naming the joint and
-  pointing at the oracle."""
-  from engine.scene import load_scene
-  from kernels.program import check_backward
-  from kernels.layout import Unsupported, check_supported
-  scene = json.loads((ROOT / "scenes" / "pendulum.json").read_text())
-  scene["joints"][0]["armature"] = 0.05
-  model = load_scene(scene)
-  check_supported(model)
-  with pytest.raises(Unsupported, match=f"armature \\(joint '{scene['joints'][0]['name']}'\\).*use the oracle"):
-    check_backward(model)

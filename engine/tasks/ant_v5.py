@@ -2,8 +2,8 @@
 needs `tinyxpbd[gym,mjcf]`). Its 0.01 s MuJoCo step runs FRAME_SKIP = 5 times per env-step, as Ant-v5's frame_skip
 does: one env-step is 0.05 s, 480 substeps of the converter's 1/9600 s, with the joints' armature of 1
 (oracle/armature.py). engine/tasks/ant.py is the engine's own ant (its scene file, heavier legs with inflated
-inertia, 0.02 s steps on 10 substeps): far cheaper, and differentiable through the WGSL kernel, which this model's
-armature is not yet (issue 17).
+inertia, 0.02 s steps on 10 substeps): far cheaper. Both are differentiable through the WGSL kernel (this one's
+armature through kernels/adjoint/armature.wgsl).
 
 As Ant-v5 (gymnasium/envs/mujoco/ant_v5.py, default arguments):
 - obs (27) = MuJoCo's qpos[2:] then qvel: torso height and quaternion (the torso body's frame, not its principal

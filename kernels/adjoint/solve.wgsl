@@ -4,7 +4,8 @@
 // choice); every joint's and contact's correction came from the iteration's snapshot, so the body's gradient passes
 // through unchanged and each constraint adds its sides' share (a contact also its D and TH's, and its slot's row's).
 
-fn solve_adj(h: f32, o: u32) {   // restore_iteration put the snapshot back; o: its record on the tape
+// joints = false: the contacts' pass after the armature stage (solve(h, false)), whose joint corrections are zero
+fn solve_adj(h: f32, o: u32, joints: bool) {   // restore_iteration put the snapshot back; o: its record on the tape
   let lam0 = o + 13u * NBODY;   // the multipliers before the iteration
   for (var b = 0u; b < NBODY; b++) {
     let c = o + TAPE_SOLVE + 4u * b;   // the body's averaged rotation correction and scale (tape_solve)
@@ -14,7 +15,7 @@ fn solve_adj(h: f32, o: u32) {   // restore_iteration put the snapshot back; o: 
     adj_cx[b] = (adj_x[b] + adj_d[b]) * scale;
     adj_cth[b] = (adj_th[b] + ar.v) * scale;
   }
-  for (var k = 0u; k < NJOINT; k++) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
+  for (var k = 0u; k < select(0u, NJOINT, joints); k++) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
   for (var k = 0u; k < n_live_slots(); k++) { contact_adj(live_slot(k), lam0 + NLAM_ARR); }
 }
 

@@ -5,7 +5,8 @@
 //
 // How: a forward pass from the checkpoint records each substep's start state on the tape; then, substep by substep
 // from the last, substep_adj runs the stages' adjoints in reverse (joint_damping_adj, contact_velocity_adj,
-// recover_adj, solve_adj per Jacobi iteration, narrowphase_adj, integrate_adj, motor_loads_adj), each named as its
+// recover_adj, armature_adj after the contacts' last pass, solve_adj per Jacobi iteration, narrowphase_adj,
+// integrate_adj, motor_loads_adj and armature_start_adj), each named as its
 // forward stage and kept in the file of that name under kernels/adjoint/. An iteration's adjoint needs its input state and multipliers: with TAPE_SUBSTEPS ==
 // SUBSTEPS the first pass records them for every substep (memory), with TAPE_SUBSTEPS == 1 substep_adj replays the
 // substep from its start and records them again (time). kernels/tape.py tape_layout chooses.
@@ -113,7 +114,7 @@ fn restore_velocities(o: u32) {
 // (lambda_n, lambda_t) at 2 per slot; then from TAPE_SOLVE its result per body: the averaged rotation correction and
 // the scale it was averaged with (tape_solve, from solve), which solve_adj would otherwise recompute from every joint
 // and contact
-fn t_iteration(it: u32) -> u32 { return tb + TAPE_ITER + ((tape_s % TAPE_SUBSTEPS) * ITERATIONS + it) * TAPE_ITER_W; }
+fn t_iteration(it: u32) -> u32 { return tb + TAPE_ITER + ((tape_s % TAPE_SUBSTEPS) * TAPE_ITERS + it) * TAPE_ITER_W; }
 fn tape_iteration(it: u32) {
   tape_it = it;
   let o = t_iteration(it);
@@ -151,6 +152,22 @@ fn t_damping() -> u32 { return tb + TAPE_DAMP + (tape_s % TAPE_SUBSTEPS) * 13u *
 fn tape_damping() { tape_velocities(t_damping()); }
 fn t_contact_velocity() -> u32 { return tb + TAPE_CVEL + (tape_s % TAPE_SUBSTEPS) * 13u * NBODY; }
 fn tape_contact_velocity() { tape_velocities(t_contact_velocity()); }
+// the armature stage's input: the pose, D, TH, and the velocities integrate predicted (x~ = x + h v)
+fn t_armature() -> u32 { return tb + TAPE_ARM + (tape_s % TAPE_SUBSTEPS) * 19u * NBODY; }
+fn tape_armature() {
+  let o = t_armature();
+  for (var k = 0u; k < NBODY; k++) {
+    let r = o + 19u * k;
+    put_pose(r, k); put3(r + 7u, bd[k]); put3(r + 10u, bth[k]); put3(r + 13u, bv[k]); put3(r + 16u, bw[k]);
+  }
+}
+fn restore_armature() {
+  let o = t_armature();
+  for (var k = 0u; k < NBODY; k++) {
+    let r = o + 19u * k;
+    get_pose(r, k); bd[k] = t3(r + 7u); bth[k] = t3(r + 10u); bv[k] = t3(r + 13u); bw[k] = t3(r + 16u);
+  }
+}
 // a substep's start: the bodies' state and the muscles' activations (TAPE_STATE_W floats)
 fn t_substep(s: u32) -> u32 { return tb + TAPE_STATE_W * s; }
 fn tape_start(o: u32) {
@@ -191,8 +208,13 @@ fn substep_adj(s: u32, h: f32) {
   if (DAMPING) { restore_velocities(t_damping()); joint_damping_adj(h); }
   if (NSLOT > 0u) { restore_velocities(t_contact_velocity()); contact_velocity_adj(h); }
   recover_adj(h);
+  if (NARMTREE > 0u) {
+    if (NSLOT > 0u) { solve_adj(h, restore_iteration(ITERATIONS), false); }   // the contacts' last pass
+    // the substep's joint rates (armature_start), then the stage's input
+    restore_start(t_substep(s)); armature_start(); restore_armature(); armature_adj(h);
+  }
   for (var it = ITERATIONS; it > 0u; it--) {
-    if (NJOINT + NSLOT > 0u) { solve_adj(h, restore_iteration(it - 1u)); }
+    if (NJOINT + NSLOT > 0u) { solve_adj(h, restore_iteration(it - 1u), true); }
   }
   // init_lambda zeroes the multipliers: their gradient stops here
   restore_start(t_substep(s));
@@ -204,6 +226,7 @@ fn substep_adj(s: u32, h: f32) {
   }
   integrate_adj(h);
   motor_loads_adj();
+  if (NARMTREE > 0u) { armature_start_adj(); }   // at the start state, as integrate_adj leaves it
 }
 
 @compute @workgroup_size(WORKGROUP)
