@@ -286,16 +286,23 @@ fn arm_system(t: u32, f: ptr<function, ArmFrame>, n: u32, floats: bool, h: f32, 
   return m;
 }
 
-// one armed tree's Newton step (oracle/armature.py armature_step)
-fn armature_tree(t: u32, h: f32) {
-  let n = ARM_JSTART[t + 1u] - ARM_JSTART[t];
-  let floats = ARM_FLOATS[t] == 1u;
+// a tree's step up to its motion: the frame (its floating part too), the system [K | rhs] and the limits' solves
+// (armature_tree, and armature_tree_adj, which recomputes them)
+struct ArmSolved { f: ArmFrame, m: ArmAug, lim: ArmLimits }
+fn arm_solved(t: u32, n: u32, floats: bool, h: f32) -> ArmSolved {
   var f = arm_frame(t, n);
   if (floats) { arm_float(t, &f, n); }
   let q = arm_coords(t, n);
   var m = arm_system(t, &f, n, floats, h, q);
-  let d = arm_limits(t, &m, n, q).d[2];
-  arm_motion(t, &f, n, floats, d);
+  return ArmSolved(f, m, arm_limits(t, &m, n, q));
+}
+
+// one armed tree's Newton step (oracle/armature.py armature_step)
+fn armature_tree(t: u32, h: f32) {
+  let n = ARM_JSTART[t + 1u] - ARM_JSTART[t];
+  let floats = ARM_FLOATS[t] == 1u;
+  var s = arm_solved(t, n, floats, h);
+  arm_motion(t, &s.f, n, floats, s.lim.d[2]);
 }
 
 // the bodies move by the rigid motions sum_k d_k D_k integrates to, leaves first (each axis still where it was

@@ -467,22 +467,18 @@ fn arm_frame_adj(t: u32, g: ptr<function, ArmGrad>, n: u32) {
 fn armature_tree_adj(t: u32, h: f32) {
   let n = ARM_JSTART[t + 1u] - ARM_JSTART[t];
   let floats = ARM_FLOATS[t] == 1u;
-  var f = arm_frame(t, n);
-  if (floats) { arm_float(t, &f, n); }
-  let q = arm_coords(t, n);
-  var m = arm_system(t, &f, n, floats, h, q);
-  let lim = arm_limits(t, &m, n, q);
+  var s = arm_solved(t, n, floats, h);
   var g: ArmGrad;
   for (var k = 0u; k < n; k++) {
     g.a[k] = vec3<f32>(0.0); g.p[k] = vec3<f32>(0.0); g.rw[k] = vec3<f32>(0.0); g.rv[k] = vec3<f32>(0.0); g.d[k] = 0.0;
   }
-  arm_motion_adj(t, &f, &g, n, floats, lim.d[2]);
-  var sa = arm_limits_adj(t, &m, n, lim, g.d);
-  arm_system_adj(t, &f, &g, n, floats, h, &sa);
+  arm_motion_adj(t, &s.f, &g, n, floats, s.lim.d[2]);
+  var sa = arm_limits_adj(t, &s.m, n, s.lim, g.d);
+  arm_system_adj(t, &s.f, &g, n, floats, h, &sa);
   for (var k = 0u; k < n; k++) {
     if (sa.q[k] != 0.0) { arm_coord_adj(ARM_JOINTS[ARM_JSTART[t] + k], sa.q[k]); }
   }
-  if (floats) { arm_float_adj(t, &f, &g, n); }
+  if (floats) { arm_float_adj(t, &s.f, &g, n); }
   arm_frame_adj(t, &g, n);
 }
 
