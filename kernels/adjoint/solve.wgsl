@@ -15,7 +15,9 @@ fn solve_adj(h: f32, o: u32, joints: bool) {   // restore_iteration put the snap
     adj_cx[b] = (adj_x[b] + adj_d[b]) * scale;
     adj_cth[b] = (adj_th[b] + ar.v) * scale;
   }
-  for (var k = 0u; k < select(0u, NJOINT, joints); k++) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
+  if (joints) {
+    for (var k = 0u; k < NJOINT; k++) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
+  }
   for (var k = 0u; k < n_live_slots(); k++) { contact_adj(live_slot(k), lam0 + NLAM_ARR); }
 }
 
