@@ -29,23 +29,26 @@ from oracle.types import GEOM_TYPES, JOINT_TYPES, Model
 from oracle.xpbd import EPS
 
 # the kernel's source files, concatenated into one program (WGSL resolves names module-wide, in any order): the step's
-# buffers, entry point and substep, the contact plan's storage, the XPBD corrections and the constraints, one file
-# per stage of oracle/step.py STAGES (each defining `fn <stage>`), then the pair functions (COLLIDE_FILES, which also
-# make a program of their own: collide_source). tests/test_wgsl_bridge.py checks this list against the oracle's files.
-STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl", "broadphase.wgsl", "motor_loads.wgsl",
-              "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl", "armature.wgsl", "recover.wgsl",
-              "contact_velocity.wgsl", "joint_damping.wgsl", "activation.wgsl", "muscle.wgsl", "tendon.wgsl")
+# buffers, entry point and substep, the contact plan's storage, the XPBD corrections and the constraints (the slide
+# family's in slides.wgsl), one file per stage of oracle/step.py STAGES (each defining `fn <stage>`; the armature
+# stage's system in armature_system.wgsl), then the pair functions (COLLIDE_FILES, which also make a program of their
+# own: collide_source). tests/test_wgsl_bridge.py checks this list against the oracle's files.
+STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl", "slides.wgsl", "broadphase.wgsl",
+              "motor_loads.wgsl", "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl", "armature.wgsl",
+              "armature_system.wgsl", "recover.wgsl", "contact_velocity.wgsl", "joint_damping.wgsl", "activation.wgsl",
+              "muscle.wgsl", "tendon.wgsl")
 COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "box_box.wgsl")
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
 # the backward kernel's adjoints (issue 17, in progress): `<name>_adj` per forward function, in files named as the
 # forward's; tests/test_parity_adjoint.py launches them behind a step program (adjoint_source). BACKWARD_FILES add the
 # stages' adjoints and the backward entry point (backward_source)
-ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints.wgsl", "adjoint/integrate.wgsl",
-                 "adjoint/collide.wgsl", "adjoint/primitives.wgsl", "adjoint/box.wgsl", "adjoint/box_box.wgsl",
-                 "adjoint/muscle.wgsl", "adjoint/tendon.wgsl")
+ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints.wgsl", "adjoint/slides.wgsl",
+                 "adjoint/integrate.wgsl", "adjoint/collide.wgsl", "adjoint/primitives.wgsl", "adjoint/box.wgsl",
+                 "adjoint/box_box.wgsl", "adjoint/muscle.wgsl", "adjoint/tendon.wgsl")
 BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint/narrowphase.wgsl",
                   "adjoint/solve.wgsl", "adjoint/recover.wgsl", "adjoint/contact_velocity.wgsl",
-                  "adjoint/joint_damping.wgsl", "adjoint/activation.wgsl", "adjoint/armature.wgsl")
+                  "adjoint/joint_damping.wgsl", "adjoint/activation.wgsl", "adjoint/armature.wgsl",
+                  "adjoint/armature_system.wgsl")
 BACKWARD_ENTRY = "xpbd_step_adj"
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
 CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box, muscle)
@@ -145,7 +148,7 @@ def check_backward(model: Model) -> None:
 
 
 def armature_tables(model: Model) -> list[str]:
-  """The armature stage's constants (kernels/armature.wgsl, from oracle/armature.py armed_trees): the armed trees'
+  """The armature stage's constants (kernels/armature.wgsl and armature_system.wgsl, from armed_trees): the armed trees'
   joints and bodies as CSR tables, whether each floats (and the planar joint holding its root, or -1), per body the
   bit mask of its tree's joints whose subtree holds it, each joint's armature, stiffness and springref (static, as in
   the Model) and whether its tree is armed (joint_damping leaves those to the stage), and the motors on armed joints
@@ -230,11 +233,19 @@ def _read(name: str) -> str:
 NO_ARMATURE = "fn armature_start() {}\nfn armature(h: f32) {}\n"
 # and in place of kernels/adjoint/armature.wgsl, its entry points (kernels/adjoint/xpbd_step.wgsl substep_adj)
 NO_ARMATURE_ADJ = "fn armature_adj(h: f32) {}\nfn armature_start_adj() {}\n"
+# the armature stage's files and what an unarmed model's program has in their place (the system's files, whose only
+# callers are the stage's, nothing: they read the armed trees' tables, ARM_JSTART and the like)
+UNARMED = {"armature.wgsl": NO_ARMATURE, "armature_system.wgsl": "", "adjoint/armature.wgsl": NO_ARMATURE_ADJ,
+           "adjoint/armature_system.wgsl": ""}
+
+
+def _part(name: str, armed: bool) -> str:
+  """Source file `name` (relative to kernels/) of the program, or for an unarmed model its UNARMED stand-in."""
+  return _read(name) if armed or name not in UNARMED else UNARMED[name]
 
 
 def kernel_body(armed: bool = True) -> str:
-  return "\n".join(_read(os.path.basename(path)) if armed or not path.endswith("armature.wgsl") else NO_ARMATURE
-                   for path in SOURCES)
+  return "\n".join(_part(os.path.basename(path), armed) for path in SOURCES)
 
 
 def adjoint_source(model: Model) -> str:
@@ -259,8 +270,7 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   tape = {**tape_layout(model, damping, store), "GPRM_ARR": nparam if private else 1}
   return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) +
           f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" + tape_declaration(tape) + body
-          + "\n".join(_read(f) if staged(model) or f != "adjoint/armature.wgsl" else NO_ARMATURE_ADJ
-                      for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj(model))
+          + "\n".join(_part(f, staged(model)) for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj(model))
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:

@@ -9,10 +9,11 @@
 // each stage of oracle/step.py STAGES is `fn <stage>` in kernels/<stage>.wgsl, as `def <stage>` in oracle/<stage>.py;
 // kernels/math3.wgsl, xpbd.wgsl, contacts.wgsl (the plan's storage), collide.wgsl, primitives.wgsl, box.wgsl and
 // box_box.wgsl mirror oracle/math3.py, xpbd.py, contacts.py, collide/__init__.py and collide/*.py; the constraints
-// of oracle/constraints/ are in kernels/constraints.wgsl. This file holds the buffers, the env's working state, the
-// parameter and state accessors, `substep` and the entry point. kernels/program.py concatenates the files behind a
-// generated header: the scene's constants (counts, topology tables, parameter offsets), the contact slot layout and
-// the oracle's constants (EPS, the narrowphase's tolerances, the pair-kind dispatch), generated per Model.
+// of oracle/constraints/ are in kernels/constraints.wgsl and, the slide family's, kernels/slides.wgsl. This file
+// holds the buffers, the env's working state, the parameter and state accessors, `substep` and the entry point.
+// kernels/program.py concatenates the files behind a generated header: the scene's constants (counts, topology
+// tables, parameter offsets), the contact slot layout and the oracle's constants (EPS, the narrowphase's tolerances,
+// the pair-kind dispatch), generated per Model.
 //
 // Buffers (tinygrad's layout: binding 0 is its INFINITY uniform, then the custom kernel's arguments in order):
 //   outp  (B, NROWS, 13)  the state after NSTEPS env-steps, oracle/packed.py's layout (the header's PACKED_*):

@@ -21,11 +21,17 @@ from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE, KERNELS = ROOT / "oracle", ROOT / "kernels"
-# the oracle files mirrored function by function: oracle path -> kernel file (every constraint in one kernel file)
-MIRRORS = {"math3.py": "math3.wgsl", "xpbd.py": "xpbd.wgsl", "collide/__init__.py": "collide.wgsl",
-           "collide/primitives.py": "primitives.wgsl", "collide/box.py": "box.wgsl",
-           "collide/box_box.py": "box_box.wgsl", "constraints/*.py": "constraints.wgsl", "muscle.py": "muscle.wgsl",
-           "tendon.py": "tendon.wgsl"}
+# the oracle files mirrored function by function: kernel file -> the oracle files (paths under oracle/) it mirrors
+# together. oracle/constraints/ is split in two: the slide family (slide, planar, slide2) in kernels/slides.wgsl, the
+# rest in kernels/constraints.wgsl (CONSTRAINT_FILES; test_verify_wgsl_mirrors_cover_the_oracle_constraints)
+MIRRORS = {"math3.wgsl": ("math3.py",), "xpbd.wgsl": ("xpbd.py",), "collide.wgsl": ("collide/__init__.py",),
+           "primitives.wgsl": ("collide/primitives.py",), "box.wgsl": ("collide/box.py",),
+           "box_box.wgsl": ("collide/box_box.py",),
+           "constraints.wgsl": tuple(f"constraints/{f}.py" for f in ("__init__", "ball", "hinge", "fixed", "distance",
+                                                                       "contact")),
+           "slides.wgsl": ("constraints/slide.py", "constraints/planar.py", "constraints/slide2.py"),
+           "muscle.wgsl": ("muscle.py",), "tendon.wgsl": ("tendon.py",)}
+CONSTRAINT_FILES = tuple(k for k, paths in MIRRORS.items() if any(p.startswith("constraints/") for p in paths))
 # the names only one side of a mirrored pair has, and why; anything else on one side only fails the test
 ONLY_ORACLE = {
   "math3.wgsl": dict.fromkeys(("of", "const", "identity", "stack", "vec", "map", "where"), "tensor plumbing: WGSL's "
@@ -133,29 +139,40 @@ def test_verify_wgsl_names_mirror_the_oracle_pairs():
   assert {k: v for k, v in got.items() if v} == want
 
 
+def test_verify_wgsl_mirrors_cover_the_oracle_constraints():
+  """Every oracle/constraints/ file is mirrored by exactly one kernel file of MIRRORS (CONSTRAINT_FILES), so that a
+  constraint file added to the oracle is checked function by function."""
+  mirrored = [p for k in CONSTRAINT_FILES for p in MIRRORS[k]]
+  files = sorted(str(p.relative_to(ORACLE)) for p in (ORACLE / "constraints").glob("*.py"))
+  assert sorted(mirrored) == files, f"MIRRORS' oracle/constraints/ files {sorted(mirrored)}; on disk {files}"
+
+
 def test_verify_wgsl_names_mirror_the_oracle_constraints():
   """The kernel's joint_correction calls one function per registered joint constraint, in the registry's order (the
-  order the joints' corrections are summed in), and solve the contact's, each defined in kernels/constraints.wgsl."""
+  order the joints' corrections are summed in), and solve the contact's, each defined in a constraint kernel file
+  (CONSTRAINT_FILES: kernels/constraints.wgsl, slides.wgsl)."""
   src = "\n".join(Path(p).read_text() for p in SOURCES)
-  own = wgsl_functions(KERNELS / "constraints.wgsl")
+  own = set().union(*(wgsl_functions(KERNELS / k) for k in CONSTRAINT_FILES))
   def calls(fn): return [f for f in re.findall(r"\b(\w+)\s*\(", wgsl_body(src, fn)) if f in own]
   joints = [k for k in CONSTRAINTS if k != "contact"]
   assert calls("joint_correction") == joints, f"kernels/solve.wgsl joint_correction calls {calls('joint_correction')}"
   assert calls("solve") == ["contact"], f"kernels/solve.wgsl solve calls {calls('solve')}"
 
 
-@pytest.mark.parametrize("oracle_path", list(MIRRORS))
-def test_verify_wgsl_names_mirror_the_oracle_functions(oracle_path):
-  """Function by function, in both directions: every function and method of the oracle file has a WGSL fn of the
-  same name in its kernel file and the reverse, but for the names listed (with why) in ONLY_ORACLE / ONLY_KERNEL."""
-  kernel = MIRRORS[oracle_path]
-  oracle = set().union(*(py_functions(p) for p in sorted(ORACLE.glob(oracle_path))))
+@pytest.mark.parametrize("kernel", list(MIRRORS))
+def test_verify_wgsl_names_mirror_the_oracle_functions(kernel):
+  """Function by function, in both directions: every function and method of the kernel file's oracle files has a
+  WGSL fn of the same name in the kernel file and the reverse, but for the names listed (with why) in ONLY_ORACLE /
+  ONLY_KERNEL."""
+  paths = [ORACLE / p for p in MIRRORS[kernel]]
+  assert all(p.is_file() for p in paths), f"MIRRORS[{kernel!r}]: no such oracle file"
+  oracle = set().union(*(py_functions(p) for p in paths))
   wgsl = wgsl_functions(KERNELS / kernel)
   only_oracle, only_kernel = ONLY_ORACLE.get(kernel, {}), ONLY_KERNEL.get(kernel, {})
   assert only_oracle.keys() <= oracle and not only_oracle.keys() & wgsl, f"stale ONLY_ORACLE[{kernel!r}]"
   assert only_kernel.keys() <= wgsl and not only_kernel.keys() & oracle, f"stale ONLY_KERNEL[{kernel!r}]"
   assert oracle - only_oracle.keys() == wgsl - only_kernel.keys(), (
-    f"oracle/{oracle_path} only: {sorted(oracle - wgsl - only_oracle.keys())}; "
+    f"oracle {', '.join(MIRRORS[kernel])} only: {sorted(oracle - wgsl - only_oracle.keys())}; "
     f"kernels/{kernel} only: {sorted(wgsl - oracle - only_kernel.keys())}")
 
 
