@@ -95,19 +95,20 @@ def cmd_step(args) -> int:
   sim = Simulator(model, batch=args.batch)
   start = sim.reset(seed=args.seed, noise=args.noise)
   ours = sim.rollout(start, args.steps).body_pos.numpy()[0]
-  theirs = None
+  theirs, label = None, "MuJoCo"
   if args.accurate:
-    from engine.accurate import MuJoCoStep
+    from engine.accurate import MJXUnavailable, MuJoCoStep
     try:
-      mj = MuJoCoStep(_path(args.scene))
-    except SceneError as e:
+      mj = MuJoCoStep(_path(args.scene), backend=args.mujoco)
+    except (SceneError, MJXUnavailable) as e:
       raise CLIError(str(e)) from None
+    if mj.backend == "mjx": label = "MJX"
     state = start
     for _ in range(args.steps): state = mj(state)
     theirs = state.body_pos.numpy()[0]
   t = args.steps * model.dt
   print(f"{model.name}: {args.steps} steps ({t:.4g} s), batch {args.batch}, env 0's centres of mass [m]" +
-        (" (engine | MuJoCo | apart [mm])" if theirs is not None else ""))
+        (f" (engine | {label} | apart [mm])" if theirs is not None else ""))
   for i, name in enumerate(model.body_name):
     row = f"  {name:<16} {ours[i][0]:+.5f} {ours[i][1]:+.5f} {ours[i][2]:+.5f}"
     if theirs is not None:
@@ -192,6 +193,9 @@ def parser() -> argparse.ArgumentParser:
   st = sub.add_parser("step", help="step a scene; --accurate also through MuJoCo, and compare")
   st.add_argument("scene", help=SCENE_HELP)
   st.add_argument("--accurate", action="store_true", help="also step through MuJoCo (needs tinyxpbd[mjcf])")
+  st.add_argument("--mujoco", choices=("auto", "c", "mjx"), default="auto",
+                  help="--accurate through MuJoCo's C library or MJX (tinyxpbd[mjx]); auto: MJX where installed and "
+                       "jax has an accelerator, else C")
   st.add_argument("--steps", type=int, default=1, help="env-steps (default 1)")
   st.add_argument("--batch", type=int, default=1, help="envs (default 1)")
   st.add_argument("--noise", type=float, default=0.0, help="N(0, noise^2) on the initial velocities (default 0)")

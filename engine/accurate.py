@@ -11,8 +11,17 @@ whose timestep is the scene's dt; one call is one mj_step. State moves between t
   exact when the bodies' velocities respect the joints, their projection onto the joints' motions otherwise.
 - generalised -> maximal: engine.mjcf.bodies_from_mujoco.
 Muscle activations are MuJoCo's act (both in actuator order); controls are MuJoCo's ctrl.
+
+The step itself runs in MuJoCo's C library env by env, or in MJX (`mujoco.mjx`, `pip install 'tinyxpbd[mjx]'`), the
+whole batch in one jax.vmap'd, jitted mjx.step: backend="mjx", or "auto" (the default), which takes MJX when it is
+installed and jax has an accelerator (on a CPU, MuJoCo's C step is the faster: MJX's first call compiles for seconds).
+MJX computes in jax's precision (float32 unless jax_enable_x64 is set) and refuses what it does not implement
+(mjx.put_model's NotImplementedError): "auto" then steps in C, "mjx" raises MJXUnavailable with MJX's reason. The
+maps above run in C either way.
 """
 from __future__ import annotations
+import contextlib
+import io
 from pathlib import Path
 import numpy as np
 from tinygrad import Tensor
@@ -25,9 +34,11 @@ from oracle.types import State
 
 class MuJoCoStep:
   """`MuJoCoStep(scene)(state, ctrl)`: the State one env-step later, as MuJoCo steps it. scene: a path (.json or .xml)
-  or a scene dict."""
+  or a scene dict. backend: "c" (MuJoCo's C library), "mjx" or "auto" (module docstring); `self.backend` says which
+  one steps."""
 
-  def __init__(self, scene):
+  def __init__(self, scene, backend: str = "auto"):
+    if backend not in BACKENDS: raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
     from engine.scene import load_scene_dict
     mujoco = _mujoco()
     if isinstance(scene, (str, Path)) and Path(scene).suffix.lower() == ".xml":
@@ -51,6 +62,9 @@ class MuJoCoStep:
       s = self.group[b] - 1
       inv = quat_conj(quat0[s])
       self.offset.append((quat_rotate(inv, self.d0.xpos[b] - pos0[s]), quat_mul(inv, self.d0.xquat[b])))
+    self.backend, self._mjx = "c", None
+    if backend != "c": self._mjx = _mjx_step(m, required=backend == "mjx")
+    if self._mjx is not None: self.backend = "mjx"
 
   def __call__(self, state: State, ctrl=None) -> State:
     mujoco, m, d = _mujoco(), self.m, self.d
@@ -61,22 +75,34 @@ class MuJoCoStep:
     batch = arr["body_pos"].shape[0]
     if u is not None and u.shape != (batch, m.nu):
       raise ValueError(f"ctrl: expected shape ({batch}, {m.nu}) (batch, actuators), got {u.shape}")
+    start = [self.generalised(*(arr[k][e] for k in keys)) for e in range(batch)]
+    qpos, qvel = np.stack([q for q, _ in start]), np.stack([v for _, v in start])
+    u = np.zeros((batch, m.nu)) if u is None else u
+    a = np.zeros((batch, m.na)) if act is None else act
+    qpos, qvel, a = (self._mjx or self._c_step)(qpos, qvel, u, a)
     out = {k: np.empty_like(v) for k, v in arr.items()}
-    act_out = None if act is None else np.empty_like(act)
     for e in range(batch):
       mujoco.mj_resetData(m, d)
-      d.qpos[:], d.qvel[:] = self.generalised(*(arr[k][e] for k in keys))
-      if u is not None: d.ctrl[:] = u[e]
-      if act is not None: d.act[:] = act[e]
-      mujoco.mj_step(m, d)
+      d.qpos[:], d.qvel[:] = qpos[e], qvel[e]
       mujoco.mj_forward(m, d)   # positions and velocities of the new state, for the maximal map
       bodies = bodies_from_mujoco(self.scene, m, d, self.d0, self.frames)
       for k in out: out[k][e] = bodies[k.removeprefix("body_")]
-      if act is not None: act_out[e] = d.act
     like = state.body_pos
     def t(a): return Tensor(a.astype(_to_np_dtype(like.dtype)), dtype=like.dtype, device=like.device)
     return state.replace(**{k: t(v) for k, v in out.items()}, time=state.time.detach() + self.scene["dt"],
-                         act=None if act is None else t(act_out))
+                         act=None if act is None else t(a))
+
+  def _c_step(self, qpos, qvel, ctrl, act) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One mj_step per env, each from reset data (time 0, no warm start), as MJX's make_data gives."""
+    mujoco, m, d = _mujoco(), self.m, self.d
+    out = [np.empty_like(qpos), np.empty_like(qvel), np.empty_like(act)]
+    for e in range(len(qpos)):
+      mujoco.mj_resetData(m, d)
+      d.qpos[:], d.qvel[:], d.ctrl[:] = qpos[e], qvel[e], ctrl[e]
+      if act.shape[1]: d.act[:] = act[e]
+      mujoco.mj_step(m, d)
+      out[0][e], out[1][e], out[2][e] = d.qpos, d.qvel, d.act
+    return out[0], out[1], out[2]
 
   def generalised(self, pos, quat, vel, angvel) -> tuple[np.ndarray, np.ndarray]:
     """(qpos, qvel) of one env's maximal state (Model frames: pos/quat of each scene body's centre of mass and
@@ -124,3 +150,36 @@ class MuJoCoStep:
       target += [vel[s] + np.cross(angvel[s], d.xpos[b] - pos[s]), angvel[s]]
     qvel = np.linalg.lstsq(np.concatenate(rows), np.concatenate(target), rcond=None)[0] if m.nv else np.zeros(0)
     return qpos, qvel
+
+
+BACKENDS = ("auto", "c", "mjx")
+
+
+class MJXUnavailable(RuntimeError):
+  """backend="mjx" where MJX is not installed or does not implement the model."""
+
+
+def _mjx_step(m, required: bool):
+  """The batch's step through MJX, (qpos, qvel, ctrl, act) -> the same one step later (numpy float64), or None where
+  MJX is not installed, jax has no accelerator (unless `required`) or MJX does not implement the model (which
+  `required` raises, with MJX's reason)."""
+  try:
+    import jax
+    if not required and jax.default_backend() == "cpu": return None
+    with contextlib.redirect_stdout(io.StringIO()):   # MJX prints that its optional Warp backend is missing
+      from mujoco import mjx
+  except ImportError:
+    if required: raise MJXUnavailable("backend='mjx' needs MJX: pip install 'tinyxpbd[mjx]'") from None
+    return None
+  try:
+    mx = mjx.put_model(m)
+  except NotImplementedError as e:
+    if required: raise MJXUnavailable(f"MJX cannot step this model: {e}") from None
+    return None
+  dx = mjx.make_data(mx)
+  step = jax.jit(jax.vmap(lambda qpos, qvel, ctrl, act: mjx.step(mx, dx.replace(qpos=qpos, qvel=qvel, ctrl=ctrl,
+                                                                                 act=act))))
+  def run(qpos, qvel, ctrl, act):
+    d = step(*(jax.numpy.asarray(x, dtype=dx.qpos.dtype) for x in (qpos, qvel, ctrl, act)))
+    return tuple(np.asarray(x, np.float64) for x in (d.qpos, d.qvel, d.act))
+  return run

@@ -26,7 +26,8 @@ The mapping, from MuJoCo's generalised coordinates to this engine's maximal ones
   to joint damping; joint stiffness, friction loss, actuator force limits and other tendons and equalities are refused.
 - Custom numerics named tinyxpbd:... (engine/mjcf_write.py, which writes scenes as MJCF) carry what MJCF has no
   attribute for.
-- The timestep becomes dt, split into substeps of at most MAX_SUBSTEP; gravity is copied.
+- The timestep becomes dt, split into substeps of at most MAX_SUBSTEP; gravity is copied. Options, flags and contact
+  parameters (condim, priority, margin) that change the physics: engine/mjcf_physics.py.
 Everything dropped or approximated is said in an MJCFWarning; nothing is dropped silently.
 """
 from __future__ import annotations
@@ -38,6 +39,7 @@ from engine.mass import geom_mass, principal_axes
 from engine.npquat import mat_to_quat, quat_mul, quat_to_mat
 from engine.mjcf_tendons import TRN_TENDON, apply_extras, distance_joints, muscle, read_extras, refuse_tendons, \
   sites_and_tendons
+from engine.mjcf_physics import contact_friction, gravity, refuse_options
 from engine.mjcf_state import bodies_from_mujoco, body_index, model_frames  # noqa: F401 (their home until now)
 from engine.mjcf_write import PREFIX
 from engine.scene_schema import SceneError, armed_tree_conflict
@@ -114,6 +116,7 @@ class _Converter:
   def __init__(self, m, d, path: Path, meshes: str):
     self.mj, self.m, self.d, self.path, self.meshes = _mujoco(), m, d, path, meshes
     self.where = f"MJCF file '{path.name}'"
+    self.inert_tendons: set[int] = set()   # fixed tendons dropped with a warning (engine/mjcf_tendons.py)
 
   def name(self, kind: str, i: int) -> str:
     obj = getattr(self.mj.mjtObj, f"mjOBJ_{kind.upper()}")
@@ -197,6 +200,8 @@ class _Converter:
       if len(self.extras.get(key, [0] * n)) != n:
         self.fail(f"custom numeric '{PREFIX}{key}': expected {n} values, got {len(self.extras[key])}")
     group, joint_of = self.groups()
+    self.friction = contact_friction(self, [(g1, g2) for g1, g2, _, _, touch in self.geom_pairs(group, joint_of)
+                                            if touch])
     roots = [b for b in range(1, m.nbody) if group[b] == b]
     names = {0: "world", **{b: self.name("body", b) for b in roots}}
     bodies, world_geoms = [], []
@@ -213,7 +218,7 @@ class _Converter:
     dt = float(m.opt.timestep)
     model = bytes(m.names).split(b"\0")[0].decode()   # <mujoco model=...>; MuJoCo's default is not a name
     scene = {"name": model if model and model != "MuJoCo Model" else self.path.stem,
-             "gravity": [float(x) for x in m.opt.gravity], "dt": dt,
+             "gravity": gravity(self), "dt": dt,
              "substeps": max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9)),
              "world": {"geoms": world_geoms}, "bodies": bodies, "joints": joints, "sites": sites, "tendons": tendons,
              "actuators": [self.actuator(a, joint_of) for a in range(m.nu)]}
@@ -235,6 +240,7 @@ class _Converter:
         names = ", ".join(f"'{self.mj.mj_id2name(m, kind, i) or f'{what}{i}'}'" for i in range(n))
         self.fail(f"<{what}> {names}: not supported yet")
     refuse_tendons(self)
+    refuse_options(self)
     for j in range(m.njnt):
       if m.jnt_stiffness[j] != 0 and m.jnt_type[j] in (FREE, BALL):
         self.fail(f"joint '{self.name('joint', j)}': stiffness {m.jnt_stiffness[j]:g} on a "
@@ -331,7 +337,7 @@ class _Converter:
       what = {MESH: "a mesh (meshes='box' stands in its bounding box)", HFIELD: "a height field"}.get(kind, "this type")
       self.fail(f"geom '{name}': {what} is not supported")
     out.update(pos=[float(x) for x in pos], quat=[float(x) for x in quat / np.linalg.norm(quat)],
-               friction=float(m.geom_friction[g, 0]), rgba=[_float32(min(max(x, 0.0), 1.0)) for x in m.geom_rgba[g]])
+               friction=float(self.friction[g]), rgba=[_float32(min(max(x, 0.0), 1.0)) for x in m.geom_rgba[g]])
     if "geom_restitution" in self.extras: out["restitution"] = float(self.extras["geom_restitution"][g])
     if density is None and "geom_density" in self.extras: out["density"] = float(self.extras["geom_density"][g])
     if name != f"geom{g}": out["name"] = name
@@ -392,6 +398,25 @@ class _Converter:
     self.fail(f"actuator '{name}': only motors (hinge, slide) and position/velocity servos with gear 1 (hinge) are "
               "converted")
 
+  def geom_pairs(self, group: list[int], joint_of: dict[int, int]) -> list[tuple[int, int, int, int, bool]]:
+    """(g1, g2, a, b, touch) for each pair of geoms on different scene bodies a < b: whether MuJoCo's filter
+    (contype/conaffinity, <exclude>, the parent filter) lets them touch. None where contacts are off."""
+    m = self.m
+    if m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_CONTACT: return []
+    filter_parent = not (m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_FILTERPARENT)
+    excluded = {(int(sig) >> 16, int(sig) & 0xFFFF) for sig in m.exclude_signature}   # MuJoCo body ids, sorted
+    parent_of = {b: group[m.body_parentid[b]] for b in joint_of}
+    out = []
+    for g1 in range(m.ngeom):
+      for g2 in range(g1 + 1, m.ngeom):
+        a, b = sorted((group[m.geom_bodyid[g1]], group[m.geom_bodyid[g2]]))
+        if a == b: continue
+        touch = bool(m.geom_contype[g1] & m.geom_conaffinity[g2]) or bool(m.geom_contype[g2] & m.geom_conaffinity[g1])
+        if filter_parent and a != 0 and (parent_of.get(b) == a or parent_of.get(a) == b): touch = False
+        if tuple(sorted((int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])))) in excluded: touch = False
+        out.append((g1, g2, a, b, touch))
+    return out
+
   def collisions(self, scene: dict, group: list[int], names: dict[int, str], joint_of: dict[int, int],
                  distance: list[tuple[dict, int]]) -> None:
     """MuJoCo's contact filter (contype/conaffinity, <exclude>, the parent filter) per pair of scene bodies: all their
@@ -402,22 +427,14 @@ class _Converter:
     if m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_CONTACT:
       scene["contact"] = {"enabled": False}
       return
-    filter_parent = not (m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_FILTERPARENT)
-    excluded = {(int(sig) >> 16, int(sig) & 0xFFFF) for sig in m.exclude_signature}   # MuJoCo body ids, sorted
     parent_of = {b: group[m.body_parentid[b]] for b in joint_of}
     pairs: dict[tuple[int, int], set[bool]] = {}
     plane_refused, any_touch = [], False
-    for g1 in range(m.ngeom):
-      for g2 in range(g1 + 1, m.ngeom):
-        a, b = sorted((group[m.geom_bodyid[g1]], group[m.geom_bodyid[g2]]))
-        if a == b: continue
-        touch = bool(m.geom_contype[g1] & m.geom_conaffinity[g2]) or bool(m.geom_contype[g2] & m.geom_conaffinity[g1])
-        if filter_parent and a != 0 and (parent_of.get(b) == a or parent_of.get(a) == b): touch = False
-        if tuple(sorted((int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])))) in excluded: touch = False
-        any_touch |= touch
-        if PLANE in (m.geom_type[g1], m.geom_type[g2]):
-          if not touch: plane_refused.append((g1, g2))
-        else: pairs.setdefault((a, b), set()).add(touch)
+    for g1, g2, a, b, touch in self.geom_pairs(group, joint_of):
+      any_touch |= touch
+      if PLANE in (m.geom_type[g1], m.geom_type[g2]):
+        if not touch: plane_refused.append((g1, g2))
+      else: pairs.setdefault((a, b), set()).add(touch)
     if not any_touch:
       scene["contact"] = {"enabled": False}
       return

@@ -2,8 +2,10 @@
 engine/mjcf_write.py leaves for what MJCF has no attribute for. `cv` is engine/mjcf.py's _Converter (the compiled
 MuJoCo model, its data at qpos0, named errors and warnings).
 
-- A spatial tendon through sites only becomes a scene tendon (stiffness, damping, its spring length); fixed tendons,
-  pulleys, wrapping geoms, limits, friction loss, armature and a dead-band spring length are refused by name.
+- A spatial tendon through sites only becomes a scene tendon (stiffness, damping, its spring length); pulleys,
+  wrapping geoms, limits, friction loss, armature and a dead-band spring length are refused by name, and so are fixed
+  tendons, but for one that exerts no force (no spring, damper, limit, friction loss, armature, actuator or equality:
+  Gymnasium's humanoid has two), which is dropped with a warning.
 - A one-tendon <equality><tendon> (MuJoCo: L - L0 = polycoef[0]) on a two-site tendon nothing else uses becomes a
   distance joint between the sites' bodies, rest length L0 + polycoef[0]; its tendon and sites are not scene ones.
 - A <muscle> on a tendon becomes a muscle with MuJoCo's compiled parameters (F0 as MuJoCo resolved it, acc0 MuJoCo's).
@@ -12,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from engine.mjcf_write import EXTRAS, PREFIX
 
-WRAP_SITE, EQ_TENDON, TRN_JOINT, TRN_TENDON, DYN_MUSCLE, GAIN_MUSCLE, BIAS_MUSCLE = 3, 3, 0, 3, 4, 2, 2
+WRAP_JOINT, WRAP_SITE, EQ_TENDON, TRN_JOINT, TRN_TENDON, DYN_MUSCLE, GAIN_MUSCLE, BIAS_MUSCLE = 1, 3, 3, 0, 3, 4, 2, 2
 
 
 def _v(x) -> list[float]: return [float(y) for y in x]
@@ -22,12 +24,26 @@ def tendon_sites(m, t: int) -> list[int]:
   return [int(m.wrap_objid[k]) for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t])]
 
 
+def inert(m, t: int) -> bool:
+  """Whether tendon t exerts no force: no spring, damper, limit, friction loss or armature, and no actuator or
+  equality acts on it."""
+  acted = (t in m.actuator_trnid[m.actuator_trntype == TRN_TENDON, 0]
+           or any(m.eq_type[e] == EQ_TENDON and t in (m.eq_obj1id[e], m.eq_obj2id[e]) for e in range(m.neq)))
+  return not (acted or m.tendon_stiffness[t] or m.tendon_damping[t] or m.tendon_limited[t]
+              or m.tendon_frictionloss[t] or m.tendon_armature[t])
+
+
 def refuse_tendons(cv) -> None:
   """Named errors for the tendons, equalities and tendon actuators the engine has no counterpart for."""
   m = cv.m
   for t in range(m.ntendon):
     name = cv.name("tendon", t)
     kinds = {int(m.wrap_type[k]) for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t])}
+    if kinds == {WRAP_JOINT} and inert(m, t):
+      cv.warn(f"fixed tendon '{name}' dropped: it has no stiffness, damping, range, friction loss, armature, actuator "
+              "or equality, so it exerts no force")
+      cv.inert_tendons.add(t)
+      continue
     if kinds != {WRAP_SITE}:
       cv.fail(f"tendon '{name}': only spatial tendons through sites are supported (not fixed tendons, pulleys or "
               "wrapping geoms)")
@@ -72,13 +88,14 @@ def distance_joints(cv, group: list[int], names: dict[int, str]) -> list[tuple[d
 def sites_and_tendons(cv, group: list[int], names: dict[int, str], skip: set[int]) -> tuple[list, list]:
   """Scene sites and tendons, less the tendons in `skip` (distance joints) and the sites only they use."""
   m, d = cv.m, cv.d
-  used = {s for t in range(m.ntendon) if t not in skip for s in tendon_sites(m, t)}
+  dropped = cv.inert_tendons   # fixed tendons that exert no force (refuse_tendons): no sites, no scene tendon
+  used = {s for t in range(m.ntendon) if t not in skip | dropped for s in tendon_sites(m, t)}
   only_skipped = {s for t in skip for s in tendon_sites(m, t)} - used
   sites = [{"name": cv.name("site", s), "body": names[group[m.site_bodyid[s]]], "pos": _v(d.site_xpos[s])}
            for s in range(m.nsite) if s not in only_skipped]
   tendons = [{"name": cv.name("tendon", t), "sites": [cv.name("site", s) for s in tendon_sites(m, t)],
               "stiffness": float(m.tendon_stiffness[t]), "damping": float(m.tendon_damping[t]),
-              "length": float(m.tendon_lengthspring[t, 0])} for t in range(m.ntendon) if t not in skip]
+              "length": float(m.tendon_lengthspring[t, 0])} for t in range(m.ntendon) if t not in skip | dropped]
   return sites, tendons
 
 

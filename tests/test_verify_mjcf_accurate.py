@@ -5,6 +5,7 @@
 - The step is MuJoCo's: MuJoCoStep from that maximal state lands where mj_step from the qpos/qvel lands, controls and
   muscle activations included, env by env.
 - And it is the same physics as this engine's: from such a state one step apart by less than XPBD's first-order error.
+- Through MJX (backend="mjx"), the batch lands where the C library's step lands, to float32 rounding.
 """
 from __future__ import annotations
 import subprocess
@@ -123,9 +124,39 @@ def test_verify_accurate_step_is_this_engines_physics():
   assert np.abs(ours.body_vel.numpy() - theirs.body_vel.numpy()).max() < 0.01 * v
 
 
+# MJX (float32, jax's default) against MuJoCo's C step (float64), one step from the same states, each field's worst
+# difference over its largest value. Measured 2026-11-27 (mujoco-mjx 3.3.7, jax 0.10.2, CPU): leg2 1.9e-8 (angvel),
+# double_pendulum 1.9e-7, ant 1.8e-6: float32's 6e-8 rounding through a step's solve; 1e-5 is 5x the largest
+MJX_TOL = 1e-5
+
+
+@pytest.mark.parametrize("name", ["leg2", pytest.param("double_pendulum", marks=pytest.mark.slow)])
+def test_verify_accurate_mjx_is_mujocos(name):
+  """leg2 (two muscles on tendons: controls and activations through MJX) in the default suite, 5 s of MJX compile;
+  the backends choose as documented."""
+  pytest.importorskip("mujoco.mjx")
+  from engine.accurate import MJXUnavailable
+  path = ROOT / "scenes" / f"{name}.json"
+  c, x = MuJoCoStep(path, backend="c"), MuJoCoStep(path, backend="mjx")
+  assert (c.backend, x.backend) == ("c", "mjx")
+  import jax
+  assert MuJoCoStep(path).backend == ("c" if jax.default_backend() == "cpu" else "mjx")
+  m, rng = c.m, np.random.default_rng(3)
+  start = _state(c, [maximal(c, *random_state(c, rng)) for _ in range(3)],
+                 rng.uniform(0.0, 1.0, (3, m.na)) if m.na else None)
+  ctrl = rng.uniform(m.actuator_ctrlrange[:, 0], m.actuator_ctrlrange[:, 1], (3, m.nu))
+  want, got = c(start, ctrl), x(start, ctrl)
+  for k in ("body_pos", "body_vel", "body_angvel", "act"):
+    if getattr(want, k) is None: continue
+    a, b = getattr(want, k).numpy(), getattr(got, k).numpy()
+    assert np.abs(a - b).max() <= MJX_TOL * np.abs(a).max(), k
+  with pytest.raises(ValueError, match="backend: expected one of auto, c, mjx"): MuJoCoStep(path, backend="jax")
+  assert issubclass(MJXUnavailable, RuntimeError)
+
+
 def test_cli_step_accurate():
-  run = subprocess.run([sys.executable, "-m", "engine", "step", "--accurate", "scenes/pendulum.json", "--steps", "2"],
-                       capture_output=True, text=True, cwd=ROOT)
+  run = subprocess.run([sys.executable, "-m", "engine", "step", "--accurate", "scenes/pendulum.json", "--steps", "2",
+                        "--mujoco", "c"], capture_output=True, text=True, cwd=ROOT)
   assert run.returncode == 0, run.stderr
   assert "(engine | MuJoCo | apart [mm])" in run.stdout and "bob" in run.stdout
   bad = subprocess.run([sys.executable, "-m", "engine", "step", "--steps", "0", "scenes/pendulum.json"],
