@@ -134,7 +134,7 @@ MJX_TOL = 1e-5
 def test_verify_accurate_mjx_is_mujocos(name):
   """leg2 (two muscles on tendons: controls and activations through MJX) in the default suite, 5 s of MJX compile;
   the backends choose as documented."""
-  pytest.importorskip("mujoco.mjx")
+  pytest.importorskip("mujoco.mjx", reason="MJX is not installed: pip install 'tinyxpbd[mjx]'")
   from engine.accurate import MJXUnavailable
   path = ROOT / "scenes" / f"{name}.json"
   c, x = MuJoCoStep(path, backend="c"), MuJoCoStep(path, backend="mjx")
