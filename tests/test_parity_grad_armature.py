@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tinygrad import dtypes
-from tests.test_parity_grad import B, check_parity, gradients, inputs, judge, kernel, oracle, rel
+from tests.test_parity_grad import B, best_runs, check_parity, gradients, inputs, judge, kernel, oracle, spread_starts
 from tests.helpers import wgsl_checked  # noqa: F401 (autouse)
 
 HERE = Path(__file__).resolve().parent / "mjcf"
@@ -66,11 +66,9 @@ def test_parity_grad_armature(name: str, steps: int):
   model, rg = kernel(name, src)
   want = oracle(name, steps, dtypes.float64, src)
   p0, ctrl, u = inputs(model, steps)
-  rng = np.random.default_rng(1)
-  starts = [p0] + [(p0 * (1 + rng.uniform(-1, 1, p0.shape) * 2.0 ** -23)).astype(np.float32) for _ in range(RUNS - 1)]
-  runs = [gradients(rg, model, steps, dtypes.float32, "WEBGPU", (p, ctrl, u)) for p in starts]
-  best = {k: min((r[k] for r in runs), key=lambda g: rel(g, want[k])) for k in want}
-  judge(f"{name} x{steps} (best of {RUNS})", model, best, want, oracle(name, steps, dtypes.float32, src))
+  runs = [gradients(rg, model, steps, dtypes.float32, "WEBGPU", (p, ctrl, u)) for p in spread_starts(p0, RUNS)]
+  judge(f"{name} x{steps} (best of {RUNS})", model, best_runs(runs, want), want,
+        oracle(name, steps, dtypes.float32, src))
 
 
 def floor_inputs(scene: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
