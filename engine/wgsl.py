@@ -354,8 +354,9 @@ def step_grad(model: Model, packed: Tensor, ctrl: Tensor | None = None) -> Tenso
   """One env-step by the WGSL kernel with the backward kernel attached (tinygrad's grad_fxn): Tensor.gradient and
   backward() flow from the new state to `packed`, `ctrl` and the Model's PARAMS tensors (the parameter buffer is
   packed lazily from them here, so its gradient reaches each field: summed over the batch where a field is shared).
-  The backward recomputes the step from `packed`, the checkpoint. Raises kernels.program.Unsupported for what the
-  backward kernel does not cover yet (check_backward)."""
+  The backward recomputes the step from `packed`, the checkpoint, on one invocation per env; the forward takes the
+  step's layout (LANES, or default_lanes), whose result does not depend on it. Raises kernels.program.Unsupported for
+  what the backward kernel does not cover yet (check_backward)."""
   from kernels.program import check_backward
   from oracle.joint_damping import has_damping
   check_backward(model)
@@ -370,7 +371,7 @@ def step_grad(model: Model, packed: Tensor, ctrl: Tensor | None = None) -> Tenso
     gp, gc, gm = step_vjp(model, p, c if live else None, Tensor(gout), damping, prm=m)
     if m.shape[0] == 1: gm = gm.sum(0, keepdim=True)
     return (None, gp.uop, gm.uop, gc[:, :model.nact].uop if live else None, None, None)
-  lanes = 1
+  lanes = LANES or default_lanes(model, B, cpu_adapter())
   out, _ = launch(source(model, B, 1, damping, lanes), ENTRY, (B, state_rows(model), 13), packed, prm, ctrl, tab,
                   threads=B * lanes, scratch=(B, consts["SCR"]), workgroup=workgroup_size(lanes, B), grad_fxn=grad_fxn)
   return out

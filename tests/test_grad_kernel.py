@@ -140,6 +140,31 @@ def test_grad_nan_isolated_per_env():
       assert np.isnan(b[bad]).any()
 
 
+@pytest.mark.parametrize("lanes", [None, 2])
+def test_grad_simulator_differentiable_wgsl(lanes, monkeypatch):
+  """Simulator(backend="wgsl", differentiable=True): Tensor.gradient flows through the forward kernel's grad_fxn
+  (engine.wgsl.step_grad) to the packed state and a Model field, and gives what the backward kernel gives called
+  directly (step_vjp, param_grads), bit for bit but for the batch sum of the shared field; the step is the
+  non-differentiable one's. lanes=2: the forward on two lanes per env (the layout's result is the same), the backward
+  on one per env as always. Batch 2, the double pendulum's compiled backward program in this group."""
+  monkeypatch.setattr(wgsl, "LANES", lanes)
+  model = engine.load_scene(SCENES / "double_pendulum.json", device="WEBGPU")
+  p0 = kicked(model, 2)
+  u = np.random.default_rng(6).normal(size=p0.shape).astype(np.float32)
+  p = Tensor(p0, device="WEBGPU").contiguous().realize()
+  start = unpack_state(p, Tensor.zeros(2, device="WEBGPU"), model)
+  end = engine.Simulator(model, batch=2, backend="wgsl", differentiable=True).step(start)
+  loss = (pack_state(end) * Tensor(u, device="WEBGPU")).sum()
+  gp, gm = loss.gradient(p, model.body_inv_mass)   # before anything realises `end`, which would cut its graph
+  plain = engine.Simulator(model, batch=2, backend="wgsl").step(start)
+  for f in ("body_pos", "body_quat", "body_vel", "body_angvel"):
+    np.testing.assert_array_equal(getattr(end, f).numpy(), getattr(plain, f).numpy())
+  vp, _, vprm = wgsl.step_vjp(model, Tensor(p0, device="WEBGPU"), None, Tensor(u, device="WEBGPU"))
+  np.testing.assert_array_equal(gp.numpy(), vp.numpy())
+  np.testing.assert_allclose(gm.numpy(), wgsl.param_grads(model, vprm)["body_inv_mass"].numpy(), rtol=1e-6)
+  assert np.abs(gp.numpy()).max() > 0 and np.abs(gm.numpy()).max() > 0
+
+
 def test_grad_errors_name_what_is_missing():
   model = engine.load_scene(SCENES / "pendulum.json", device="WEBGPU")
   with pytest.raises(ValueError, match="'body_pos0'.*not a parameter the WGSL kernel differentiates"):
