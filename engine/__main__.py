@@ -225,11 +225,11 @@ def cmd_convert(args) -> int:
       text, arrow = json.dumps(scene, indent=1) + "\n", "<-"
       rows = {kind: [(i, ", ".join(map(str, mj))) for i, mj in v] for kind, v in index_map(src, scene).items()}
     else:
-      from engine.mjcf_write import mjcf_indices, to_mjcf
+      from engine.mjcf_write import equality_joints, mjcf_indices, to_mjcf
       scene = load_scene_dict(src)
-      text, arrow, where = to_mjcf(scene), "->", mjcf_indices(scene)
-      rows = {kind: [(i, f"{'equality ' if kind == 'joints' and scene['joints'][i]['type'] == 'distance' else ''}{k}")
-                     for i, k in enumerate(v)] for kind, v in where.items()}
+      text, arrow, where, eq = to_mjcf(scene), "->", mjcf_indices(scene), set(equality_joints(scene))
+      rows = {kind: [(i, f"{'equality ' if kind == 'joints' and i in eq else ''}{k}") for i, k in enumerate(v)]
+              for kind, v in where.items()}
   except SceneError as e:
     raise CLIError(str(e)) from None
   try:

@@ -22,7 +22,8 @@ The mapping, from MuJoCo's generalised coordinates to this engine's maximal ones
   pair of their geoms may touch or none may; none becomes an excluded pair (contact.exclude), or collide: false on the
   joint that joins them, and all a joint's `collide: true`. Anything finer is refused by name.
 - Actuators on joints: motor (gear, ctrlrange), position (kp, kv) and velocity (kv) servos; muscles on spatial
-  tendons through sites; a one-tendon equality becomes a distance joint (engine/mjcf_tendons.py). Joint damping maps
+  tendons through sites; a one-tendon equality becomes a distance joint, a <weld> a fixed joint and a <connect> a ball
+  joint (engine/mjcf_tendons.py). Joint damping maps
   to joint damping; joint stiffness, friction loss, actuator force limits and other tendons and equalities are refused.
 - Custom numerics named tinyxpbd:... (engine/mjcf_write.py, which writes scenes as MJCF) carry what MJCF has no
   attribute for.
@@ -37,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from engine.mass import geom_mass, principal_axes
 from engine.npquat import mat_to_quat, quat_mul, quat_to_mat
-from engine.mjcf_tendons import TRN_TENDON, apply_extras, distance_joints, muscle, read_extras, refuse_tendons, \
+from engine.mjcf_tendons import TRN_TENDON, apply_extras, equality_joints, muscle, read_extras, refuse_tendons, \
   sites_and_tendons
 from engine.mjcf_physics import contact_friction, gravity, refuse_options
 from engine.mjcf_state import bodies_from_mujoco, body_index, model_frames  # noqa: F401 (their home until now)
@@ -97,18 +98,22 @@ def from_mjcf(path, meshes: str = "error") -> dict:
   return _Converter(m, d, Path(path), meshes).scene()
 
 
-def index_map(path, scene: dict) -> dict[str, list[tuple[int, list[int]]]]:
+def index_map(path, scene: dict) -> dict[str, list[tuple[int, list[int | str]]]]:
   """Where each scene body, joint and actuator of from_mjcf(path) comes from: per kind, (scene index, [MuJoCo
-  indices]); a scene body lists the MuJoCo bodies merged into it, root first. Actuators keep MuJoCo's order."""
+  indices]); a scene body lists the MuJoCo bodies merged into it, root first; a joint from an equality (distance,
+  fixed, a connect's ball) is ["equality N"]. Actuators keep MuJoCo's order."""
   m, d = compile_mjcf(path)
   mujoco = _mujoco()
   conv = _Converter(m, d, Path(path), "box")
   group, _ = conv.groups()
   roots = body_index(m, scene)
-  joint = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j["name"]) for j in scene["joints"]]
-  multi = conv.multi   # a planar or slide2 joint: its body's three or two MuJoCo joints
+  obj = mujoco.mjtObj
+  def joint(j: dict) -> list[int | str]:
+    k = mujoco.mj_name2id(m, obj.mjOBJ_JOINT, j["name"])
+    if k < 0: return [f"equality {mujoco.mj_name2id(m, obj.mjOBJ_EQUALITY, j['name'])}"]
+    return conv.multi.get(int(m.jnt_bodyid[k]), [k])   # a planar or slide2 joint: its body's three or two joints
   return {"bodies": [(i, [b for b in range(m.nbody) if group[b] == r]) for i, r in enumerate(roots)],
-          "joints": [(k, multi.get(int(m.jnt_bodyid[j]), [j])) for k, j in enumerate(joint)],
+          "joints": [(k, joint(j)) for k, j in enumerate(scene["joints"])],
           "actuators": [(a, [a]) for a in range(m.nu)]}
 
 
@@ -212,9 +217,9 @@ class _Converter:
     joints = [self.joint(joint_of[b], names[group[m.body_parentid[b]]], names[b]) for b in roots
               if m.jnt_type[joint_of[b]] != FREE]
     self.check_armed_trees(joints)
-    distance = distance_joints(self, group, names)
-    joints += [j for j, _ in distance]
-    sites, tendons = sites_and_tendons(self, group, names, {t for _, t in distance})
+    equalities = equality_joints(self, group, names)
+    joints += [j for j, _ in equalities]
+    sites, tendons = sites_and_tendons(self, group, names, {t for _, t in equalities if t is not None})
     dt = float(m.opt.timestep)
     model = bytes(m.names).split(b"\0")[0].decode()   # <mujoco model=...>; MuJoCo's default is not a name
     scene = {"name": model if model and model != "MuJoCo Model" else self.path.stem,
@@ -222,7 +227,7 @@ class _Converter:
              "substeps": max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9)),
              "world": {"geoms": world_geoms}, "bodies": bodies, "joints": joints, "sites": sites, "tendons": tendons,
              "actuators": [self.actuator(a, joint_of) for a in range(m.nu)]}
-    self.collisions(scene, group, names, joint_of, distance)
+    self.collisions(scene, group, names, joint_of, equalities)
     apply_extras(self, scene, self.extras)
     return scene
 
@@ -418,7 +423,7 @@ class _Converter:
     return out
 
   def collisions(self, scene: dict, group: list[int], names: dict[int, str], joint_of: dict[int, int],
-                 distance: list[tuple[dict, int]]) -> None:
+                 equalities: list[tuple[dict, int | None]]) -> None:
     """MuJoCo's contact filter (contype/conaffinity, <exclude>, the parent filter) per pair of scene bodies: all their
     geom pairs may touch, or none (module docstring). This engine pairs every world plane with every body geom, so a
     plane MuJoCo keeps off a body is refused, unless nothing in the model touches at all (then contacts are off);
@@ -445,7 +450,7 @@ class _Converter:
     joined = {tuple(sorted((parent_of[b], b))): next(j for j in scene["joints"] if j["child"] == names[b])
               for b in joint_of if m.jnt_type[joint_of[b]] != FREE}
     index = {n: k for k, n in names.items()}
-    joined.update({tuple(sorted((index[j["parent"]], index[j["child"]]))): j for j, _ in distance})
+    joined.update({tuple(sorted((index[j["parent"]], index[j["child"]]))): j for j, _ in equalities})
     exclude = []
     for (a, b), kinds in sorted(pairs.items()):
       if len(kinds) > 1:

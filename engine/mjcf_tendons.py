@@ -8,13 +8,19 @@ MuJoCo model, its data at qpos0, named errors and warnings).
   Gymnasium's humanoid has two), which is dropped with a warning.
 - A one-tendon <equality><tendon> (MuJoCo: L - L0 = polycoef[0]) on a two-site tendon nothing else uses becomes a
   distance joint between the sites' bodies, rest length L0 + polycoef[0]; its tendon and sites are not scene ones.
+- A <weld> between two bodies becomes a fixed joint, a <connect> a ball joint (loop closures, or joints to a free
+  body), anchored where MuJoCo anchors them at qpos0.
 - A <muscle> on a tendon becomes a muscle with MuJoCo's compiled parameters (F0 as MuJoCo resolved it, acc0 MuJoCo's).
 """
 from __future__ import annotations
 import numpy as np
 from engine.mjcf_write import EXTRAS, PREFIX
+from engine.npquat import quat_conj, quat_mul
 
-WRAP_JOINT, WRAP_SITE, EQ_TENDON, TRN_JOINT, TRN_TENDON, DYN_MUSCLE, GAIN_MUSCLE, BIAS_MUSCLE = 1, 3, 3, 0, 3, 4, 2, 2
+TOL = 1e-9   # how far a weld's relpose may be from the relative pose at qpos0 (MuJoCo's own, float64 rounding)
+
+WRAP_JOINT, WRAP_SITE, TRN_JOINT, TRN_TENDON, DYN_MUSCLE, GAIN_MUSCLE, BIAS_MUSCLE = 1, 3, 0, 3, 4, 2, 2
+EQ_CONNECT, EQ_WELD, EQ_TENDON, OBJ_BODY = 0, 1, 3, 1   # mjtEq, mjtObj
 
 
 def _v(x) -> list[float]: return [float(y) for y in x]
@@ -54,9 +60,13 @@ def refuse_tendons(cv) -> None:
     if lo != hi: cv.fail(f"tendon '{name}': a dead-band springlength [{lo:g}, {hi:g}] is not supported")
   for e in range(m.neq):
     name, t = cv.name("equality", e), int(m.eq_obj1id[e])
-    if m.eq_type[e] != EQ_TENDON or m.eq_obj2id[e] >= 0:
-      cv.fail(f"equality '{name}': only a one-tendon <tendon> equality (a distance joint) is supported")
     if not m.eq_active0[e]: cv.fail(f"equality '{name}': an inactive equality is not supported")
+    if m.eq_type[e] in (EQ_CONNECT, EQ_WELD):
+      if m.eq_objtype[e] != OBJ_BODY:
+        cv.fail(f"equality '{name}': a <connect> or <weld> between sites is not supported (between bodies it is)")
+      continue
+    if m.eq_type[e] != EQ_TENDON or m.eq_obj2id[e] >= 0:
+      cv.fail(f"equality '{name}': only one-tendon <tendon>, <connect> and <weld> equalities are supported")
     if len(tendon_sites(m, t)) != 2 or m.tendon_stiffness[t] or m.tendon_damping[t] or t in m.actuator_trnid[
         m.actuator_trntype == TRN_TENDON, 0]:
       cv.fail(f"equality '{name}': its tendon '{cv.name('tendon', t)}' must run between two sites, with no spring "
@@ -70,10 +80,14 @@ def refuse_tendons(cv) -> None:
               f"(trntype {trn})")
 
 
-def distance_joints(cv, group: list[int], names: dict[int, str]) -> list[tuple[dict, int]]:
-  """(scene joint, its tendon) for each tendon equality, in MuJoCo's order."""
+def equality_joints(cv, group: list[int], names: dict[int, str]) -> list[tuple[dict, int | None]]:
+  """(scene joint, its tendon or None) for each equality, in MuJoCo's order: a tendon one a distance joint, a <weld> a
+  fixed joint, a <connect> a ball joint (each rigid here where MuJoCo's is soft, as its joints are)."""
   m, d, out = cv.m, cv.d, []
   for e in range(m.neq):
+    if m.eq_type[e] in (EQ_CONNECT, EQ_WELD):
+      out.append((_weld_or_connect(cv, e, group, names), None))
+      continue
     t = int(m.eq_obj1id[e])
     s1, s2 = tendon_sites(m, t)
     a, b = group[m.site_bodyid[s1]], group[m.site_bodyid[s2]]
@@ -83,6 +97,31 @@ def distance_joints(cv, group: list[int], names: dict[int, str]) -> list[tuple[d
                  "anchor_parent": _v(d.site_xpos[s1]), "anchor_child": _v(d.site_xpos[s2]),
                  "length": float(m.tendon_length0[t] + m.eq_data[e, 0])}, t))
   return out
+
+
+def _weld_or_connect(cv, e: int, group: list[int], names: dict[int, str]) -> dict:
+  """Equality e, a <weld> or <connect> between bodies, as a fixed or ball joint at qpos0: the world anchor is the
+  weld's point on body2 or the connect's on body1 (MuJoCo derives the other side's from qpos0). A weld's relpose (that
+  point in body1's frame, and body2's orientation relative to body1's) must be the one at qpos0 (MuJoCo's default),
+  which the fixed joint holds."""
+  m, d, name = cv.m, cv.d, cv.name("equality", e)
+  b1, b2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+  a, b = group[b1], group[b2]
+  if a == b: cv.fail(f"equality '{name}': bodies '{cv.name('body', b1)}' and '{cv.name('body', b2)}' are one scene "
+                     "body (welded by nesting)")
+  data = m.eq_data[e]
+  weld = m.eq_type[e] == EQ_WELD
+  on = b2 if weld else b1
+  anchor = d.xpos[on] + d.xmat[on].reshape(3, 3) @ data[0:3]
+  if weld:
+    r1 = d.xmat[b1].reshape(3, 3)
+    rel = quat_mul(quat_conj(d.xquat[b1]), d.xquat[b2])
+    if (np.abs(data[3:6] - r1.T @ (anchor - d.xpos[b1])).max() > TOL   # the anchor in body1's frame at qpos0
+        or min(np.abs(data[6:10] - rel).max(), np.abs(data[6:10] + rel).max()) > TOL):
+      cv.fail(f"equality '{name}': a weld's relpose other than the bodies' relative pose at qpos0 is not supported")
+  if b == 0: a, b = b, a   # the scene's child is a body
+  return {"name": name, "type": "fixed" if weld else "ball", "parent": names[a], "child": names[b],
+          "anchor": _v(anchor)}
 
 
 def sites_and_tendons(cv, group: list[int], names: dict[int, str], skip: set[int]) -> tuple[list, list]:

@@ -10,8 +10,11 @@ the same Model (tests/test_verify_mjcf_roundtrip.py checks every shipped scene).
   NAME:2 along axis2). A body no such joint holds gets a free joint.
 - A distance joint becomes a spatial tendon between two sites, held at the joint's rest length by a one-tendon
   <equality><tendon> (MuJoCo: L - L0 = polycoef[0]); its child is then a free body.
-- Fixed joints, bodies with two parent joints and loops have no MJCF form that keeps every scene body, and are refused
-  by name (MuJoCo merges a welded body into its parent).
+- A fixed joint becomes a <weld> equality (anchor in the child's frame; MuJoCo takes the relative pose at qpos0),
+  and a ball joint whose child already hangs from another joint, or which closes a loop, a <connect> equality (anchor
+  in the parent's frame): each keeps its child a body of its own, free unless a tree joint holds it. A hinge, slide,
+  planar or slide2 joint in that place has no MJCF equality (MuJoCo's weld, connect, joint and tendon equalities
+  hold a pose, a point or coordinates) and is refused by name, as MuJoCo would merge a body welded by nesting.
 - Contact filtering: MuJoCo's parent filter is this engine's default (jointed bodies do not touch); the rest are
   <exclude> pairs. A body excluded from a world with planes is refused: MJCF cannot exclude a body from the world's
   boxes but not its planes, and this engine pairs every plane with every body geom.
@@ -32,14 +35,14 @@ from engine.scene_schema import SceneError
 PREFIX = "tinyxpbd:"
 # the custom numerics this writer emits and engine/mjcf.py reads: name -> what it holds (scene order throughout)
 # per-element values are in the reader's order: MuJoCo's bodies, geoms and actuators, then its joints followed by the
-# distance joints (tendon equalities); the order_* permutations then give the scene's order
+# equality joints (distance, fixed, loop-closing ball); the order_* permutations then give the scene's order
 EXTRAS = {"solver": "substeps, iterations, relaxation", "contact": "margin, softplus_beta, pair_capacity, hash_slots "
           "(0: derived)", "camera": "pos (3), target (3), fov", "body_vel": "vel (3), angvel (3) per body",
           "geom_restitution": "per geom", "geom_density": "per geom [kg/m^3]",
           "body_given": "per body: 0 mass from the densities, 1 mass given, 2 mass and inertia given",
           "joint_compliance": "per joint", "joint_damping": "per joint", "acc0": "per actuator",
           "order_bodies": "each scene body's index in MuJoCo's body order (less the world)",
-          "order_joints": "each scene joint's index in the reader's order (MJCF joints, then distance equalities)",
+          "order_joints": "each scene joint's index in the reader's order (MJCF joints, then the equalities)",
           "order_sites": "each scene site's index in MuJoCo's site order (less the distance anchors)"}
 WORLD = -1
 
@@ -55,7 +58,8 @@ def to_mjcf(src) -> str:
 
 
 def mjcf_indices(src) -> dict[str, list[int]]:
-  """Where each scene body, joint (MJCF joint: a planar joint's hinge; or equality for a distance joint) and actuator
+  """Where each scene body, joint (MJCF joint: a planar joint's hinge; or the equality of one in equality_joints) and
+  actuator
   lands in the MuJoCo model that to_mjcf(src) compiles to: per kind, the MuJoCo index of each scene index (bodies
   counted from 1, after the world)."""
   w = _Writer(load_scene_dict(src))
@@ -67,9 +71,13 @@ def mjcf_indices(src) -> dict[str, list[int]]:
     kind = None if k is None else w.s["joints"][k]["type"]
     return {"planar": [None, None, k], "slide2": [k, None]}.get(kind, [k])
   mj_joints = [k for i in w.mj_order for k in mj(w.parent_joint.get(i))]
-  dist = [k for k, j in enumerate(w.s["joints"]) if j["type"] == "distance"]
-  joints = [mj_joints.index(k) if k in mj_joints else dist.index(k) for k in range(len(w.s["joints"]))]
+  joints = [mj_joints.index(k) if k in mj_joints else w.equality.index(k) for k in range(len(w.s["joints"]))]
   return {"bodies": bodies, "joints": joints, "actuators": list(range(len(w.s["actuators"])))}
+
+
+def equality_joints(src) -> list[int]:
+  """The scene joints to_mjcf(src) writes as MJCF equalities (distance, fixed, a loop-closing ball), in their order."""
+  return _Writer(load_scene_dict(src)).equality
 
 
 class _Writer:
@@ -91,25 +99,31 @@ class _Writer:
     raise SceneError(f"MJCF out: {what}")
 
   def _tree(self) -> dict[int, int]:
-    """The joint that holds each body in the MJCF tree (hinge, slide, ball, planar, slide2), by child index."""
+    """The joint that holds each body in the MJCF tree (hinge, slide, ball, planar, slide2), by child index, in the
+    scene's joint order; the joints written as equalities instead go to self.equality (module docstring)."""
     held: dict[int, int] = {}
-    for k, j in enumerate(self.s["joints"]):
-      if j["type"] == "fixed":
-        self.fail(f"joints[{k}] '{j['name']}': a fixed joint has no MJCF form that keeps its child a body of its own "
-                  "(MuJoCo merges a welded body into its parent)")
-      if j["type"] == "distance": continue
-      c = self.index[j["child"]]
-      if c in held:
-        self.fail(f"joints[{k}] '{j['name']}': body '{j['child']}' is already the child of joint "
-                  f"'{self.s['joints'][held[c]]['name']}'; an MJCF body hangs from one parent")
-      held[c] = k
-    for c in held:   # MJCF bodies form a tree: following parents must reach the world
-      seen, b = {c}, c
-      while b in held:
+    self.equality: list[int] = []
+    def above(b: int):   # b and the bodies above it in the tree so far
+      while True:
+        yield b
+        if b not in held: return
         b = self.index[self.s["joints"][held[b]]["parent"]]
-        if b in seen:
-          self.fail(f"joints: the joints form a loop through body '{self.names[c]}'; MJCF bodies form a tree")
-        seen.add(b)
+    for k, j in enumerate(self.s["joints"]):
+      if j["type"] in ("distance", "fixed"):
+        self.equality.append(k)
+        continue
+      c = self.index[j["child"]]
+      if c in held or c in above(self.index[j["parent"]]):
+        if j["type"] == "ball":
+          self.equality.append(k)
+          continue
+        if c in held:
+          self.fail(f"joints[{k}] '{j['name']}': body '{j['child']}' is already the child of joint "
+                    f"'{self.s['joints'][held[c]]['name']}'; an MJCF body hangs from one parent, and only a ball "
+                    "joint (<connect>) or a fixed one (<weld>) can join it to another")
+        self.fail(f"joints[{k}] '{j['name']}': the joints form a loop through body '{j['child']}'; MJCF bodies form a "
+                  "tree, and only a ball joint (<connect>) or a fixed one (<weld>) can close a loop")
+      held[c] = k
     return held
 
   # --- the document ---
@@ -199,21 +213,30 @@ class _Writer:
 
   def tendons_and_equalities(self, root) -> None:
     dist = [k for k, j in enumerate(self.s["joints"]) if j["type"] == "distance"]
-    if not (self.s["tendons"] or dist): return
-    tendon = ET.SubElement(root, "tendon")
+    tendon = ET.SubElement(root, "tendon") if self.s["tendons"] or dist else None
     for t in self.s["tendons"]:
       sp = ET.SubElement(tendon, "spatial", name=t["name"], stiffness=_f(t["stiffness"]), damping=_f(t["damping"]),
                          springlength=_f(t["length"]))
       for name in t["sites"]: ET.SubElement(sp, "site", site=name)
-    if not dist: return
+    if not self.equality: return
     eq = ET.SubElement(root, "equality")
-    for k in dist:
-      j, names = self.s["joints"][k], self.distance_sites[k]
-      sp = ET.SubElement(tendon, "spatial", name=f"{PREFIX}{j['name']}")
-      for side in ("parent", "child"): ET.SubElement(sp, "site", site=names[side])
-      rest = float(np.linalg.norm(np.subtract(j["anchor_child"], j["anchor_parent"])))
-      ET.SubElement(eq, "tendon", name=j["name"], tendon1=f"{PREFIX}{j['name']}",
-                    polycoef=f"{_f(j['length'] - rest)} 0 0 0 0")
+    for k in self.equality:   # in the scene's order, which is the reader's
+      j = self.s["joints"][k]
+      if j["type"] == "distance":
+        names = self.distance_sites[k]
+        sp = ET.SubElement(tendon, "spatial", name=f"{PREFIX}{j['name']}")
+        for side in ("parent", "child"): ET.SubElement(sp, "site", site=names[side])
+        rest = float(np.linalg.norm(np.subtract(j["anchor_child"], j["anchor_parent"])))
+        ET.SubElement(eq, "tendon", name=j["name"], tendon1=f"{PREFIX}{j['name']}",
+                      polycoef=f"{_f(j['length'] - rest)} 0 0 0 0")
+        continue
+      # weld: the anchor in body2's frame (MuJoCo's relpose then defaults to the pose at qpos0); connect: in body1's
+      side = "child" if j["type"] == "fixed" else "parent"
+      body = j[side]
+      pos, quat = (np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])) if body == "world" else \
+        (np.array(self.s["bodies"][self.index[body]]["pos"]), np.array(self.s["bodies"][self.index[body]]["quat"]))
+      ET.SubElement(eq, "weld" if j["type"] == "fixed" else "connect", name=j["name"], body1=j["parent"],
+                    body2=j["child"], anchor=_v(quat_rotate(quat_conj(quat), np.array(j["anchor"]) - pos)))
 
   def actuators(self, root) -> None:
     if not self.s["actuators"]: return
@@ -264,7 +287,7 @@ class _Writer:
     bodies = [s["bodies"][i] for i in self.mj_order]
     geoms = s["world"]["geoms"] + [g for b in bodies for g in b["geoms"]]
     tree = [k for i in self.mj_order if (k := self.parent_joint.get(i)) is not None]
-    joints = [s["joints"][k] for k in tree + [k for k, j in enumerate(s["joints"]) if j["type"] == "distance"]]
+    joints = [s["joints"][k] for k in tree + self.equality]
     if any(b["vel"] + b["angvel"] != [0.0] * 6 for b in bodies):
       out["body_vel"] = [x for b in bodies for x in b["vel"] + b["angvel"]]
     if any(g["restitution"] for g in geoms): out["geom_restitution"] = [g["restitution"] for g in geoms]

@@ -25,7 +25,8 @@ SCENES = [ROOT / "scenes" / f"{n}.json" for n in ("pendulum", "double_pendulum",
                                                    "muscle_hang", "leg2", "drop")]
 SCENES += [ROOT / "engine" / "tasks" / "scenes" / "ant.json", ROOT / "tests" / "mjcf" / "double_pendulum.xml",
            ROOT / "tests" / "mjcf" / "planar_arm.xml",   # a planar joint with its hinge off the body's origin
-           ROOT / "tests" / "mjcf" / "slide2_arm.xml"]   # a slide2 joint, its second slide's ref off 0
+           ROOT / "tests" / "mjcf" / "slide2_arm.xml",   # a slide2 joint, its second slide's ref off 0
+           ROOT / "tests" / "mjcf" / "four_bar.xml"]   # a loop closed by a <connect> (a ball joint in the scene)
 IDS = [p.stem if p.suffix == ".json" else f"{p.stem}.xml" for p in SCENES]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from tinygrad import dtypes
 from engine.mjcf import from_mjcf
-from engine.mjcf_write import mjcf_indices, to_mjcf
+from engine.mjcf_write import equality_joints, mjcf_indices, to_mjcf
 from engine.scene import SceneError, build_model, load_scene_dict
 
 mujoco = pytest.importorskip("mujoco")
@@ -79,8 +79,9 @@ def test_verify_mjcf_indices_are_stable(path: Path):
   for kind, items, mj_kind in (("bodies", scene["bodies"], obj.mjOBJ_BODY), ("actuators", scene["actuators"],
                                                                               obj.mjOBJ_ACTUATOR)):
     assert [mujoco.mj_id2name(m, mj_kind, k) for k in where[kind]] == [x["name"] for x in items]
-  joints = [mujoco.mj_id2name(m, obj.mjOBJ_EQUALITY if j["type"] == "distance" else obj.mjOBJ_JOINT, k)
-            for j, k in zip(scene["joints"], where["joints"])]
+  eq = set(equality_joints(scene))
+  joints = [mujoco.mj_id2name(m, obj.mjOBJ_EQUALITY if i in eq else obj.mjOBJ_JOINT, k)
+            for i, k in enumerate(where["joints"])]
   assert joints == [j["name"] for j in scene["joints"]]
 
 
@@ -169,9 +170,33 @@ def test_verify_mjcf_round_trip_keeps_slide2(tmp_path):
   assert names == [j["name"] for j in scene["joints"]]
 
 
+def test_verify_mjcf_round_trip_keeps_welds_and_loops(tmp_path):
+  """A fixed joint becomes a <weld> and a ball joint that closes a loop a <connect>; both come back as they were, their
+  bodies bodies of their own, and mjcf_indices names the equalities."""
+  scene = everything_scene()
+  scene["bodies"].append({"name": "plate", "pos": [0.3, 0.0, 1.5], "quat": [0.6, 0.0, 0.8, 0.0],
+                          "geoms": [{"type": "box", "size": [0.1, 0.05, 0.02]}]})
+  scene["joints"] += [{"name": "bolt", "type": "fixed", "parent": "upper", "child": "plate", "anchor": [0.2, 0.0, 1.5]},
+                      {"name": "strap", "type": "ball", "parent": "world", "child": "lower", "anchor": [0.0, 0.0, 0.8],
+                       "collide": True}]
+  scene = load_scene_dict(scene)
+  text = to_mjcf(scene)
+  assert '<weld name="bolt" body1="upper" body2="plate"' in text and '<connect name="strap" body1="world"' in text
+  back = round_trip(scene, tmp_path)
+  back["actuators"][1]["force"] = scene["actuators"][1]["force"]   # F0 comes back resolved, as above
+  assert differences(scene, back) == []
+  assert model_differences(scene, back) == []
+  assert [scene["joints"][k]["name"] for k in equality_joints(scene)] == ["rope", "bolt", "strap"]
+  m = mujoco.MjModel.from_xml_string(text)
+  names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_EQUALITY, mjcf_indices(scene)["joints"][k]) for k in (2, 3, 4)]
+  assert names == ["rope", "bolt", "strap"]
+
+
 @pytest.mark.parametrize("edit, expected", [
-  (lambda s: s["joints"].append({"type": "fixed", "parent": "world", "child": "free", "anchor": [1.0, 0.0, 1.0]}),
-   "joints[3] 'joint3': a fixed joint"),
+  (lambda s: s["joints"].append({"name": "weld", "type": "hinge", "parent": "world", "child": "lower",
+                                 "anchor": [0.0, 0.0, 0.8], "axis": [1.0, 0.0, 0.0]}),
+   "joints[3] 'weld': body 'lower' is already the child of joint 'knee'; an MJCF body hangs from one parent, and only "
+   "a ball joint (<connect>) or a fixed one (<weld>)"),
   (lambda s: s["joints"].append({"name": "second", "type": "hinge", "parent": "world", "child": "lower",
                                  "anchor": [0.0, 0.0, 1.0], "axis": [1.0, 0.0, 0.0]}),
    "joints[3] 'second': body 'lower' is already the child of joint 'knee'"),
