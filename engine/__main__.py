@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -289,7 +290,19 @@ def cmd_parity(args) -> int:
   return 0
 
 
+def _one_line_warnings(message, category, filename, lineno, file=None, line=None) -> None:
+  """The engine's own warnings (an MJCF approximation, a driver's known issue) as `warning: ...` on one line, without
+  Python's file, line and source; any other warning as Python shows it."""
+  if category.__module__.split(".")[0] == "engine":
+    print("warning: " + " ".join(ln.strip() for ln in str(message).splitlines()), file=file or sys.stderr)
+  else: _show_warning(message, category, filename, lineno, file, line)
+
+
+_show_warning = warnings.showwarning
+
+
 def main(argv=None) -> int:
+  warnings.showwarning = _one_line_warnings
   try:
     args = parser().parse_args(argv)
     rc = args.func(args)

@@ -33,6 +33,7 @@ Everything dropped or approximated is said in an MJCFWarning; nothing is dropped
 """
 from __future__ import annotations
 import math
+import sys
 import warnings
 from pathlib import Path
 import numpy as np
@@ -55,6 +56,7 @@ TOL = 1e-6   # [m] how far a body's inertial centre may sit from its geoms' cent
 # 1.35 deg at 1/4800 s (the shipped scenes' substep), 0.70 at 1/9600 and 0.36 at 1/19200;
 # inverted_double_pendulum (dt 0.01 s) by 1.7 deg at 20 substeps, 0.7 at 48, 0.4 at 80
 MAX_SUBSTEP = 1.0 / 9600.0
+ENGINE = Path(__file__).resolve().parent
 
 
 def _float32(x) -> float:
@@ -131,7 +133,11 @@ class _Converter:
     raise SceneError(f"{self.where}: {what}")
 
   def warn(self, what: str):
-    warnings.warn(f"{self.where}: {what}", MJCFWarning, stacklevel=4)
+    # attributed to the first caller outside the engine package (the user's load_scene or from_mjcf line)
+    level, f = 1, sys._getframe(1)
+    while f is not None and Path(f.f_code.co_filename).resolve().is_relative_to(ENGINE):
+      f, level = f.f_back, level + 1
+    warnings.warn(f"{self.where}: {what}", MJCFWarning, stacklevel=level + 1)
 
   # --- structure: which MuJoCo bodies make one scene body, and the joint that joins it to its parent ---
   def groups(self) -> tuple[list[int], dict[int, int]]:

@@ -2,6 +2,8 @@
 mapped, refused by name or warned about, never dropped silently (issue 19), each checked against what MuJoCo itself
 does with the same file."""
 from __future__ import annotations
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 import numpy as np
@@ -111,3 +113,20 @@ def test_verify_mjcf_contact_friction_follows_mujocos_pair_rule(tmp_path):
   margin = floor + BALL.replace('size="0.1"', 'size="0.1" margin="0.01"')
   said = _convert(_xml(tmp_path, margin))[1]
   assert len(said) == 1 and "margin - gap dropped on 1 geom pair(s) (up to 0.01 m, 'floor' and 's')" in said[0]
+
+
+def test_cli_prints_mjcf_warnings_on_one_line(tmp_path):
+  """The CLI shows an MJCF approximation as `warning: ...`, one line each, without Python's file and source lines; a
+  library caller's warning names its own line."""
+  path = _xml(tmp_path, '<geom name="floor" type="plane" size="5 5 .1"/>' + BALL.replace('size="0.1"',
+                                                                                          'size="0.1" margin="0.01"'))
+  run = subprocess.run([sys.executable, "-m", "engine", "info", str(path)], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parent.parent)
+  assert run.returncode == 0, run.stderr
+  assert run.stderr.splitlines() == ["warning: MJCF file 'model.xml': contact margin - gap dropped on 1 geom pair(s) "
+                                     "(up to 0.01 m, 'floor' and 's'): MuJoCo holds touching surfaces that far apart, "
+                                     "this engine lets them touch"], run.stderr
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always", MJCFWarning)
+    from_mjcf(path)
+  assert [Path(w.filename).name for w in caught] == [Path(__file__).name]
