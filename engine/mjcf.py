@@ -28,7 +28,7 @@ The mapping, from MuJoCo's generalised coordinates to this engine's maximal ones
 - Custom numerics named tinyxpbd:... (engine/mjcf_write.py, which writes scenes as MJCF) carry what MJCF has no
   attribute for.
 - The timestep becomes dt, split into substeps of at most MAX_SUBSTEP; gravity is copied. Options, flags and contact
-  parameters (condim, priority, margin) that change the physics: engine/mjcf_physics.py.
+  parameters (condim, priority, margin) that change the physics: engine/mjcf_physics.py, engine/mjcf_contacts.py.
 Everything dropped or approximated is said in an MJCFWarning; nothing is dropped silently.
 """
 from __future__ import annotations
@@ -41,7 +41,8 @@ from engine.mass import geom_mass, principal_axes
 from engine.npquat import mat_to_quat, quat_mul, quat_to_mat
 from engine.mjcf_tendons import TRN_TENDON, apply_extras, equality_joints, muscle, read_extras, refuse_tendons, \
   sites_and_tendons
-from engine.mjcf_physics import contact_friction, gravity, refuse_options
+from engine.mjcf_contacts import collisions, contact_friction, geom_pairs
+from engine.mjcf_physics import gravity, refuse_options
 from engine.mjcf_state import bodies_from_mujoco, body_index, model_frames  # noqa: F401 (their home until now)
 from engine.mjcf_write import PREFIX
 from engine.scene_schema import SceneError, armed_tree_conflict
@@ -211,7 +212,7 @@ class _Converter:
       if len(self.extras.get(key, [0] * n)) != n:
         self.fail(f"custom numeric '{PREFIX}{key}': expected {n} values, got {len(self.extras[key])}")
     group, joint_of = self.groups()
-    self.friction = contact_friction(self, [(g1, g2) for g1, g2, _, _, touch in self.geom_pairs(group, joint_of)
+    self.friction = contact_friction(self, [(g1, g2) for g1, g2, _, _, touch in geom_pairs(self, group, joint_of)
                                             if touch])
     roots = [b for b in range(1, m.nbody) if group[b] == b]
     names = {0: "world", **{b: self.name("body", b) for b in roots}}
@@ -233,7 +234,7 @@ class _Converter:
              "substeps": max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9)),
              "world": {"geoms": world_geoms}, "bodies": bodies, "joints": joints, "sites": sites, "tendons": tendons,
              "actuators": [self.actuator(a, joint_of) for a in range(m.nu)]}
-    self.collisions(scene, group, names, joint_of, equalities)
+    collisions(self, scene, group, names, joint_of, equalities)
     apply_extras(self, scene, self.extras)
     return scene
 
@@ -409,60 +410,3 @@ class _Converter:
     self.fail(f"actuator '{name}': only motors (hinge, slide) and position/velocity servos with gear 1 (hinge) are "
               "converted")
 
-  def geom_pairs(self, group: list[int], joint_of: dict[int, int]) -> list[tuple[int, int, int, int, bool]]:
-    """(g1, g2, a, b, touch) for each pair of geoms on different scene bodies a < b: whether MuJoCo's filter
-    (contype/conaffinity, <exclude>, the parent filter) lets them touch. None where contacts are off."""
-    m = self.m
-    if m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_CONTACT: return []
-    filter_parent = not (m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_FILTERPARENT)
-    excluded = {(int(sig) >> 16, int(sig) & 0xFFFF) for sig in m.exclude_signature}   # MuJoCo body ids, sorted
-    parent_of = {b: group[m.body_parentid[b]] for b in joint_of}
-    out = []
-    for g1 in range(m.ngeom):
-      for g2 in range(g1 + 1, m.ngeom):
-        a, b = sorted((group[m.geom_bodyid[g1]], group[m.geom_bodyid[g2]]))
-        if a == b: continue
-        touch = bool(m.geom_contype[g1] & m.geom_conaffinity[g2]) or bool(m.geom_contype[g2] & m.geom_conaffinity[g1])
-        if filter_parent and a != 0 and (parent_of.get(b) == a or parent_of.get(a) == b): touch = False
-        if tuple(sorted((int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])))) in excluded: touch = False
-        out.append((g1, g2, a, b, touch))
-    return out
-
-  def collisions(self, scene: dict, group: list[int], names: dict[int, str], joint_of: dict[int, int],
-                 equalities: list[tuple[dict, int | None]]) -> None:
-    """MuJoCo's contact filter (contype/conaffinity, <exclude>, the parent filter) per pair of scene bodies: all their
-    geom pairs may touch, or none (module docstring). This engine pairs every world plane with every body geom, so a
-    plane MuJoCo keeps off a body is refused, unless nothing in the model touches at all (then contacts are off);
-    planes therefore say nothing about a pair's filtering."""
-    m = self.m
-    if m.opt.disableflags & self.mj.mjtDisableBit.mjDSBL_CONTACT:
-      scene["contact"] = {"enabled": False}
-      return
-    parent_of = {b: group[m.body_parentid[b]] for b in joint_of}
-    pairs: dict[tuple[int, int], set[bool]] = {}
-    plane_refused, any_touch = [], False
-    for g1, g2, a, b, touch in self.geom_pairs(group, joint_of):
-      any_touch |= touch
-      if PLANE in (m.geom_type[g1], m.geom_type[g2]):
-        if not touch: plane_refused.append((g1, g2))
-      else: pairs.setdefault((a, b), set()).add(touch)
-    if not any_touch:
-      scene["contact"] = {"enabled": False}
-      return
-    if plane_refused:
-      g1, g2 = plane_refused[0]
-      self.fail(f"geoms '{self.name('geom', g1)}' and '{self.name('geom', g2)}': contype/conaffinity or <exclude> keep "
-                "them apart, and this engine pairs every world plane with every body geom")
-    joined = {tuple(sorted((parent_of[b], b))): next(j for j in scene["joints"] if j["child"] == names[b])
-              for b in joint_of if m.jnt_type[joint_of[b]] != FREE}
-    index = {n: k for k, n in names.items()}
-    joined.update({tuple(sorted((index[j["parent"]], index[j["child"]]))): j for j, _ in equalities})
-    exclude = []
-    for (a, b), kinds in sorted(pairs.items()):
-      if len(kinds) > 1:
-        self.fail(f"bodies '{names[a]}' and '{names[b]}': contype/conaffinity let some of their geoms touch and not "
-                  "others; this engine filters contacts per pair of bodies")
-      if (a, b) in joined:
-        if True in kinds: joined[(a, b)]["collide"] = True
-      elif True not in kinds: exclude.append([names[a], names[b]])
-    scene["contact"] = {"exclude": exclude} if exclude else {}

@@ -1,6 +1,6 @@
-"""MuJoCo's options and contact parameters in the MJCF reader (engine/mjcf_physics.py): what changes the physics is
-mapped, refused by name or warned about, never dropped silently (issue 19), each checked against what MuJoCo itself
-does with the same file."""
+"""MuJoCo's options and contact parameters in the MJCF reader (engine/mjcf_physics.py, engine/mjcf_contacts.py):
+what changes the physics is mapped, refused by name or warned about, never dropped silently (issue 19), each checked
+against what MuJoCo itself does with the same file."""
 from __future__ import annotations
 import subprocess
 import sys

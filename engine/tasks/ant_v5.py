@@ -12,7 +12,7 @@ As Ant-v5 (gymnasium/envs/mujoco/ant_v5.py, default arguments):
 - reward = healthy 1 + forward velocity - 0.5 |u|^2, ctrl in [-1, 1] (ant.xml's gear 150);
 - terminated when the torso leaves healthy_z_range [0.2, 1]; 1000 steps.
 Where it differs, and why:
-- ant.xml's contact margin (0.01 m) is dropped, and the converter says so (engine/mjcf_physics.py): MuJoCo holds
+- ant.xml's contact margin (0.01 m) is dropped, and the converter says so (engine/mjcf_contacts.py): MuJoCo holds
   touching surfaces that far apart, this engine lets them touch. MuJoCo's own ant stands 13 mm taller for it (its
   torso at rest after 3 s: 0.543 m, 0.530 m with the margin zeroed; MuJoCo 3.3.7);
 - no contact forces in obs and no contact cost (include_cfrc_ext_in_observation, contact_cost_weight 5e-4): the XPBD
