@@ -4,7 +4,8 @@
 kernel once per step, each pass one TinyJit), and (c) the backward kernel alone, `steps` launches in a TinyJit, with
 its tape in either mode (replay each substep, or store every substep's iterations: kernels/tape.py tape_layout),
 with the tape's bytes per env (scratch of one step: the same for any horizon); backward_mode is the one rollout_grad
-uses (kernels/tape.py store_mode).
+uses (kernels/tape.py store_mode); and (d) that backward with its adjoint loop cut out (backward_recompute_only: its
+forward pass from the checkpoint, tape included), which says how the backward's time splits.
 
   python bench/bench_grad.py                         # pendulum x4096, chain x64, drop x64, stack10 x64 (lavapipe here)
   python bench/bench_grad.py --only chain:64 --steps 20
@@ -18,6 +19,7 @@ bench/results_grad.json.
 """
 from __future__ import annotations
 import argparse
+import contextlib
 import importlib.metadata
 import json
 import platform
@@ -119,7 +121,31 @@ def run(name: str, batch: int, steps: int) -> dict:
                                                          "tape_bytes_per_env": 4 * tape}
   # the two modes' step gradients (tests/test_grad_kernel.py test_parity_store_replay): equal but for rounding
   out["store_vs_replay_rel"] = float(np.linalg.norm(grads[1] - grads[0]) / max(np.linalg.norm(grads[0]), 1e-30))
+  store = store_mode(model, batch, damping)
+  with recompute_only():
+    vjp = jit(lambda p, g: tuple(t.contiguous().realize() for t in wgsl.step_vjp(model, p, None, g, damping, store)))
+    (wall,) = timed(lambda: [vjp(p, u) for _ in range(steps)])
+  out["backward_recompute_only"] = {"env_steps_s": batch * steps / wall}
   return out
+
+
+@contextlib.contextmanager
+def recompute_only():
+  """step_vjp's program without its adjoint loop (kernels/adjoint/xpbd_step.wgsl: the substeps' adjoints cut out), so
+  that what is left is the backward's forward pass from the checkpoint and its tape: how much of the backward that
+  is. One tape entry, at an index the compiler cannot know (from the output gradient), goes to the output, so that
+  the tape's writes stay live (a private tape nothing reads would be compiled away). Its gradient is meaningless."""
+  import kernels.program as kp
+  cut, whole = "for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }", kp.backward_source
+  def backward_source_recompute_only(*args, **kwargs):   # its own name: engine.wgsl.program_text caches by name
+    text = whole(*args, **kwargs)
+    assert cut in text, "kernels/adjoint/xpbd_step.wgsl's adjoint loop changed: update bench/bench_grad.py"
+    return text.replace(cut, "outp[go] = tape[tb + u32(abs(gout[base])) % TAPE];")
+  kp.backward_source = backward_source_recompute_only
+  try:
+    yield
+  finally:
+    kp.backward_source = whole
 
 
 def main(argv=None) -> int:
