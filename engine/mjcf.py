@@ -212,8 +212,8 @@ class _Converter:
       if len(self.extras.get(key, [0] * n)) != n:
         self.fail(f"custom numeric '{PREFIX}{key}': expected {n} values, got {len(self.extras[key])}")
     group, joint_of = self.groups()
-    self.friction = contact_friction(self, [(g1, g2) for g1, g2, _, _, touch in geom_pairs(self, group, joint_of)
-                                            if touch])
+    pairs = geom_pairs(self, group, joint_of)   # the contact filter's, read once for friction and filtering
+    self.friction = contact_friction(self, [(g1, g2) for g1, g2, _, _, touch in pairs if touch])
     roots = [b for b in range(1, m.nbody) if group[b] == b]
     names = {0: "world", **{b: self.name("body", b) for b in roots}}
     bodies, world_geoms = [], []
@@ -234,7 +234,7 @@ class _Converter:
              "substeps": max(1, math.ceil(dt / MAX_SUBSTEP - 1e-9)),
              "world": {"geoms": world_geoms}, "bodies": bodies, "joints": joints, "sites": sites, "tendons": tendons,
              "actuators": [self.actuator(a, joint_of) for a in range(m.nu)]}
-    collisions(self, scene, group, names, joint_of, equalities)
+    collisions(self, scene, pairs, names, joint_of, group, equalities)
     apply_extras(self, scene, self.extras)
     return scene
 

@@ -38,21 +38,19 @@ def geom_pairs(cv, group: list[int], joint_of: dict[int, int]) -> list[tuple[int
       out.append((g1, g2, a, b, touch))
   return out
 
-def collisions(cv, scene: dict, group: list[int], names: dict[int, str], joint_of: dict[int, int],
-               equalities: list[tuple[dict, int | None]]) -> None:
+
+def collisions(cv, scene: dict, pairs_of_geoms: list[tuple[int, int, int, int, bool]], names: dict[int, str],
+               joint_of: dict[int, int], group: list[int], equalities: list[tuple[dict, int | None]]) -> None:
   """MuJoCo's contact filter (contype/conaffinity, <exclude>, the parent filter) per pair of scene bodies: all their
   geom pairs may touch, or none (engine/mjcf.py's docstring); the joints joining a pair that may touch get collide,
   the other pairs are excluded. This engine pairs every world plane with every body geom, so a plane MuJoCo keeps off
   a body is refused, unless nothing in the model touches at all (then contacts are off); planes therefore say
-  nothing about a pair's filtering."""
+  nothing about a pair's filtering. pairs_of_geoms: geom_pairs' (none where MuJoCo's contacts are off)."""
   m = cv.m
-  if m.opt.disableflags & cv.mj.mjtDisableBit.mjDSBL_CONTACT:
-    scene["contact"] = {"enabled": False}
-    return
   parent_of = {b: group[m.body_parentid[b]] for b in joint_of}
   pairs: dict[tuple[int, int], set[bool]] = {}
   plane_refused, any_touch = [], False
-  for g1, g2, a, b, touch in geom_pairs(cv, group, joint_of):
+  for g1, g2, a, b, touch in pairs_of_geoms:
     any_touch |= touch
     if PLANE in (m.geom_type[g1], m.geom_type[g2]):
       if not touch: plane_refused.append((g1, g2))
@@ -63,7 +61,7 @@ def collisions(cv, scene: dict, group: list[int], names: dict[int, str], joint_o
   if plane_refused:
     g1, g2 = plane_refused[0]
     cv.fail(f"geoms '{cv.name('geom', g1)}' and '{cv.name('geom', g2)}': contype/conaffinity or <exclude> keep "
-              "them apart, and this engine pairs every world plane with every body geom")
+            "them apart, and this engine pairs every world plane with every body geom")
   joined = {tuple(sorted((parent_of[b], b))): next(j for j in scene["joints"] if j["child"] == names[b])
             for b in joint_of if m.jnt_type[joint_of[b]] != FREE}
   index = {n: k for k, n in names.items()}
@@ -72,7 +70,7 @@ def collisions(cv, scene: dict, group: list[int], names: dict[int, str], joint_o
   for (a, b), kinds in sorted(pairs.items()):
     if len(kinds) > 1:
       cv.fail(f"bodies '{names[a]}' and '{names[b]}': contype/conaffinity let some of their geoms touch and not "
-                "others; this engine filters contacts per pair of bodies")
+              "others; this engine filters contacts per pair of bodies")
     if (a, b) in joined:
       if True in kinds: joined[(a, b)]["collide"] = True
     elif True not in kinds: exclude.append([names[a], names[b]])

@@ -59,9 +59,8 @@ def to_mjcf(src) -> str:
 
 def mjcf_indices(src) -> dict[str, list[int]]:
   """Where each scene body, joint (MJCF joint: a planar joint's hinge; or the equality of one in equality_joints) and
-  actuator
-  lands in the MuJoCo model that to_mjcf(src) compiles to: per kind, the MuJoCo index of each scene index (bodies
-  counted from 1, after the world)."""
+  actuator lands in the MuJoCo model that to_mjcf(src) compiles to: per kind, the MuJoCo index of each scene index
+  (bodies counted from 1, after the world)."""
   w = _Writer(load_scene_dict(src))
   w.xml()
   bodies = [w.mj_order.index(i) + 1 for i in range(len(w.names))]
@@ -156,7 +155,7 @@ class _Writer:
   def body(self, parent_el, i: int, ppos: np.ndarray, pquat: np.ndarray) -> None:
     self.mj_order.append(i)
     body = self.s["bodies"][i]
-    pos, quat = np.array(body["pos"]), np.array(body["quat"])   # the body's user frame, as the scene gives it
+    pos, quat = self.frame(i)
     el = ET.SubElement(parent_el, "body", name=self.names[i], pos=_v(quat_rotate(quat_conj(pquat), pos - ppos)),
                        quat=_v(quat_mul(quat_conj(pquat), quat)))
     k = self.parent_joint.get(i)
@@ -197,10 +196,14 @@ class _Writer:
     if "name" in g: attrs = {"name": g["name"], **attrs}
     ET.SubElement(el, "geom", attrs)
 
+  def frame(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Body i's user frame (pos, quat) as the scene gives it: its MJCF body frame at qpos0 (WORLD: the world's)."""
+    body = {"pos": [0.0] * 3, "quat": [1.0, 0.0, 0.0, 0.0]} if i == WORLD else self.s["bodies"][i]
+    return np.array(body["pos"]), np.array(body["quat"])
+
   def sites(self, el, i: int) -> None:
     """The scene's sites on body i (WORLD: the world's), and the anchors of distance joints there."""
-    body = {"pos": [0.0] * 3, "quat": [1.0, 0.0, 0.0, 0.0]} if i == WORLD else self.s["bodies"][i]
-    pos, quat = np.array(body["pos"]), np.array(body["quat"])
+    pos, quat = self.frame(i)
     def add(name, p): ET.SubElement(el, "site", name=name, pos=_v(quat_rotate(quat_conj(quat), np.array(p) - pos)))
     for site in self.s["sites"]:
       if self.index[site["body"]] == i: add(site["name"], site["pos"])
@@ -231,10 +234,7 @@ class _Writer:
                       polycoef=f"{_f(j['length'] - rest)} 0 0 0 0")
         continue
       # weld: the anchor in body2's frame (MuJoCo's relpose then defaults to the pose at qpos0); connect: in body1's
-      side = "child" if j["type"] == "fixed" else "parent"
-      body = j[side]
-      pos, quat = (np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])) if body == "world" else \
-        (np.array(self.s["bodies"][self.index[body]]["pos"]), np.array(self.s["bodies"][self.index[body]]["quat"]))
+      pos, quat = self.frame(self.index[j["child" if j["type"] == "fixed" else "parent"]])
       ET.SubElement(eq, "weld" if j["type"] == "fixed" else "connect", name=j["name"], body1=j["parent"],
                     body2=j["child"], anchor=_v(quat_rotate(quat_conj(quat), np.array(j["anchor"]) - pos)))
 
