@@ -129,6 +129,25 @@ def run(name: str, batch: int, steps: int) -> dict:
   return out
 
 
+def run_lanes(name: str, batch: int, steps: int, lanes: int) -> dict:
+  """The backward kernel alone, one lane per env against `lanes` (engine.wgsl.step_vjp(lanes=)), from a kicked state
+  `steps` env-steps on, each timed over `steps` launches; the relative difference of their gradients."""
+  model = load_scene(scene_path(name), device="WEBGPU")
+  sim = Simulator(model, batch, backend="wgsl")
+  p = pack_state(sim.rollout(sim.reset(seed=1, noise=0.3), steps)).contiguous().realize()
+  u = Tensor.ones(batch, model.nbody, 13, device="WEBGPU").contiguous().realize()
+  out, grads = {"scene": name, "batch": batch, "steps": steps}, []
+  for n in (1, lanes):
+    vjp = jit(lambda p, g, n=n: tuple(t.contiguous().realize() for t in wgsl.step_vjp(model, p, None, g, lanes=n)))
+    t0 = time.perf_counter()
+    grads.append(np.concatenate([t.numpy().reshape(batch, -1) for t in vjp(p, u)], axis=1))
+    first = time.perf_counter() - t0
+    (wall,) = timed(lambda: [vjp(p, u) for _ in range(steps)])
+    out[f"lanes_{n}"] = {"backward_env_steps_s": batch * steps / wall, "first_call_s": first}
+  out["rel"] = float(np.linalg.norm(grads[1] - grads[0]) / max(np.linalg.norm(grads[0]), 1e-30))
+  return out
+
+
 @contextlib.contextmanager
 def recompute_only():
   """step_vjp's program without its adjoint loop (kernels/adjoint/xpbd_step.wgsl: the substeps' adjoints cut out), so
@@ -153,7 +172,10 @@ def main(argv=None) -> int:
   p.add_argument("--only", nargs="*", help="scene:batch items (default: pendulum:4096 chain:64 drop:64 stack10:64)")
   p.add_argument("--steps", type=int, default=50, help="env-steps per timed run")
   p.add_argument("--out", default=str(ROOT / "bench" / "results_grad.json"))
+  p.add_argument("--lanes", type=int, default=0, help="instead: the backward alone on this many lanes per env "
+                 "against one (results to bench/results_grad_lanes.json unless --out)")
   args = p.parse_args(argv)
+  if args.lanes and args.out == p.get_default("out"): args.out = str(ROOT / "bench" / "results_grad_lanes.json")
   items = [(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in args.only] if args.only else list(ITEMS)
   wgsl.require_webgpu()
   meta = {"python": platform.python_version(), "tinygrad": importlib.metadata.version("tinygrad"),
@@ -161,7 +183,7 @@ def main(argv=None) -> int:
           "time": time.strftime("%Y-%m-%d %H:%M:%S")}
   results = []
   for name, batch in items:
-    results.append(run(name, batch, args.steps))
+    results.append(run_lanes(name, batch, args.steps, args.lanes) if args.lanes else run(name, batch, args.steps))
     print(json.dumps(results[-1]))
     Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1))
   return 0

@@ -323,14 +323,28 @@ def contact_set(model: Model, scratch: Tensor) -> tuple[Tensor, Tensor]:
   return scratch[:, :2 * npair].reshape(B, npair, 2).cast(dtypes.int32), slots[..., c["SLOT_ROW"]:c["SLOT_ROW"] + ROW]
 
 
+def backward_lanes(model: Model, batch: int, lanes: int | None = None) -> int:
+  """Invocations per env of the backward kernel: `lanes`, else LANES, else one on a CPU adapter and the step's
+  default_lanes on a GPU; more than one only where the env's state and adjoint state fit workgroup memory together
+  (kernels.lanes.lanes_fit). On lavapipe (2026-11-27, backward alone, 32 lanes against one) the lanes do not pay:
+  stack10 x1 22.3 against 15.3 ms, cradle x2 31.7 against 17.9, drop x2 12.3 against 13.3, and their program
+  compiles in 45 to 150 s against 6 to 40. On a GPU one invocation per env leaves all but B threads idle (not
+  measured: no device was lent)."""
+  from kernels.lanes import lanes_fit
+  lanes = lanes or LANES or (1 if cpu_adapter() else default_lanes(model, batch, False))
+  return lanes if lanes == 1 or lanes_fit(model, backward=True) else 1
+
+
 def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, damping: bool | None = None,
-             store: bool | None = None, prm: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+             store: bool | None = None, prm: Tensor | None = None,
+             lanes: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
   """The backward kernel (kernels/adjoint/xpbd_step.wgsl): for one env-step from `packed` (B, nbody, 13) with ctrl
   (B, nact) or None, and gout = d loss / d (the state after it), returns (d loss / d packed (B, nbody, 13),
   d loss / d ctrl (B, max(nact, 1)), d loss / d the parameter row (B, NPARAM) per env: param_grads names them).
   store: keep every substep's iterations on the tape instead of replaying each substep (kernels.tape.tape_layout);
-  None: where it applies (kernels.tape.store_mode). prm: the packed parameters (default: params(model)). Lazy,
-  like step()."""
+  None: where it applies (kernels.tape.store_mode). prm: the packed parameters (default: params(model)). lanes:
+  invocations per env (None: backward_lanes); the gradients do not depend on it beyond the order in which the lanes'
+  parameter gradients add up. Lazy, like step()."""
   from kernels.layout import param_layout
   from kernels.program import BACKWARD_ENTRY, backward_source
   from kernels.tape import store_mode, tape_buffer, tape_layout
@@ -339,12 +353,13 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
     from oracle.joint_damping import has_damping
     damping = has_damping(model)
   if ctrl is None or model.nact == 0: ctrl = idle_ctrl(B)
-  if store is None: store = store_mode(model, B, damping)
-  tape = tape_layout(model, damping, store)
-  out, _ = launch(program_text(backward_source, model, B, damping, store), BACKWARD_ENTRY, (B, tape["GRAD_W"]), packed,
-                  params(model) if prm is None else prm, ctrl, tables(model)[0], _step_scratch(model, B),
-                  gout.reshape(B, state_rows(model), 13), threads=B, scratch=tape_buffer(tape, B),
-                  workgroup=workgroup_size(1, B))
+  lanes = backward_lanes(model, B, lanes)
+  if store is None: store = store_mode(model, B, damping, lanes)
+  tape = tape_layout(model, damping, store, lanes)
+  out, _ = launch(program_text(backward_source, model, B, damping, store, None, lanes), BACKWARD_ENTRY,
+                  (B, tape["GRAD_W"]), packed, params(model) if prm is None else prm, ctrl, tables(model)[0],
+                  _step_scratch(model, B, lanes), gout.reshape(B, state_rows(model), 13), threads=B * lanes,
+                  scratch=tape_buffer(tape, B), workgroup=workgroup_size(lanes, B))
   nc = max(model.nact, 1)
   return (out[:, :nb].reshape(B, state_rows(model), 13), out[:, nb:nb + nc],
           out[:, nb + nc:nb + nc + param_layout(model)[1]])
@@ -354,8 +369,9 @@ def step_grad(model: Model, packed: Tensor, ctrl: Tensor | None = None) -> Tenso
   """One env-step by the WGSL kernel with the backward kernel attached (tinygrad's grad_fxn): Tensor.gradient and
   backward() flow from the new state to `packed`, `ctrl` and the Model's PARAMS tensors (the parameter buffer is
   packed lazily from them here, so its gradient reaches each field: summed over the batch where a field is shared).
-  The backward recomputes the step from `packed`, the checkpoint, on one invocation per env; the forward takes the
-  step's layout (LANES, or default_lanes), whose result does not depend on it. Raises kernels.program.Unsupported for
+  The backward recomputes the step from `packed`, the checkpoint, on backward_lanes invocations per env; the forward
+  takes the step's layout (LANES, or default_lanes). Neither result depends on the lanes, but for the order in which
+  the backward's lanes add up their parameter gradients. Raises kernels.program.Unsupported for
   what the backward kernel does not cover yet (check_backward)."""
   from kernels.program import check_backward
   from oracle.joint_damping import has_damping
@@ -403,12 +419,13 @@ def _spare() -> Tensor:
   return _SPARE[0]
 
 
-def _step_scratch(model: Model, batch: int) -> Tensor:
+def _step_scratch(model: Model, batch: int, lanes: int = 1) -> Tensor:
   """The backward kernel's binding of the step's scratch: its replay of the step needs the contact plan there when
-  the scratch row is too long to be private (kernels/lanes.py env_buffers), else the one-float spare."""
+  the scratch row is too long to be private or the env's lanes share it (kernels/lanes.py env_buffers), else the
+  one-float spare."""
   from kernels.lanes import PRIVATE_SCRATCH
   n = tables(model)[1]["SCR"]
-  return _spare() if n <= PRIVATE_SCRATCH else Tensor.empty(batch, n, device="WEBGPU")
+  return _spare() if n <= PRIVATE_SCRATCH and lanes == 1 else Tensor.empty(batch, n, device="WEBGPU")
 
 
 def prepare_backward() -> None:

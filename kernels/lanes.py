@@ -4,7 +4,7 @@ declarations the kernel's source needs for that choice (lane_functions, env_buff
 measurements behind the constants.
 """
 from __future__ import annotations
-from kernels.layout import contact_tables, state_bytes
+from kernels.layout import adjoint_bytes, contact_tables, state_bytes
 from oracle.types import Model
 
 WORKGROUP = 64   # most invocations (envs) per workgroup when LANES == 1 (workgroup_size)
@@ -40,11 +40,18 @@ def default_lanes(model: Model, batch: int, cpu: bool) -> int:
   return 1 if cpu and batch >= CPU_ONE_LANE_BATCH else 32
 
 
-def check_lanes(model: Model, lanes: int) -> None:
+def check_lanes(model: Model, lanes: int, backward: bool = False) -> None:
+  """lanes in range, and the env's working state (and the backward's adjoint state) within workgroup memory."""
   if not 1 <= lanes <= MAX_LANES: raise ValueError(f"lanes={lanes}: expected 1 .. {MAX_LANES}")
-  if lanes > 1 and state_bytes(model) > WORKGROUP_BYTES:
-    raise ValueError(f"{model.name}: lanes={lanes} keeps the env's state in workgroup memory, {state_bytes(model)} "
-                     f"bytes > WebGPU's {WORKGROUP_BYTES}; use lanes=1")
+  need = state_bytes(model) + (adjoint_bytes(model) if backward else 0)
+  if lanes > 1 and need > WORKGROUP_BYTES:
+    raise ValueError(f"{model.name}: lanes={lanes} keeps the env's {'adjoint ' if backward else ''}state in workgroup "
+                     f"memory, {need} bytes > WebGPU's {WORKGROUP_BYTES}; use lanes=1")
+
+
+def lanes_fit(model: Model, backward: bool = False) -> bool:
+  """Whether the env's state (and the backward's adjoint state) fits workgroup memory, as LANES > 1 needs."""
+  return state_bytes(model) + (adjoint_bytes(model) if backward else 0) <= WORKGROUP_BYTES
 
 
 def workgroup_size(lanes: int, batch: int) -> int:

@@ -136,6 +136,13 @@ def state_bytes(model: Model) -> int:
           + 4 * max(packed.nmuscle(model), 1))
 
 
+def adjoint_bytes(model: Model) -> int:
+  """Bytes of one env's adjoint state (kernels/adjoint/xpbd_step.wgsl's `var<env>` arrays), as state_bytes: nine vec3
+  arrays and a Quat array per body, LAMW f32 per joint, an f32 per muscle."""
+  return (max(model.nbody, 1) * (9 * 16 + 32) + max(model.njoint, 1) * 4 * max(NLAM.values())
+          + 4 * max(packed.nmuscle(model), 1))
+
+
 def state_rows(model: Model) -> int:
   """Rows of 13 floats per env in the kernel's state buffers: the bodies', then the muscles' (oracle/packed.py)."""
   return model.nbody + packed.muscle_rows(model)

@@ -256,21 +256,31 @@ def adjoint_source(model: Model) -> str:
 
 
 def backward_source(model: Model, batch: int, damping: bool | None = None, store: bool = False,
-                    private_params: bool | None = None) -> str:
-  """The backward kernel for `batch` envs of `model`: one env-step's adjoint, entry BACKWARD_ENTRY, one invocation
-  per env in workgroups of workgroup_size(1, batch). Its buffers are the step's (outp: the (B, GRAD_W) gradients),
-  then the output gradient (binding 7) and the tape (binding 8: kernels.tape.tape_buffer, unused where the tape is
-  private); tape_layout(store) gives the widths.
-  private_params: sum the parameter gradients in private memory (None: where the row has at most PRIVATE_PARAMS)."""
+                    private_params: bool | None = None, lanes: int = 1) -> str:
+  """The backward kernel for `batch` envs of `model`: one env-step's adjoint, entry BACKWARD_ENTRY, on `lanes`
+  invocations per env in workgroups of workgroup_size(lanes, batch), as the step program's layout. Its buffers are
+  the step's (outp: the (B, GRAD_W) gradients), then the output gradient (binding 7) and the tape (binding 8:
+  kernels.tape.tape_buffer, unused where the tape is private); tape_layout(store, lanes) gives the widths.
+  private_params: sum the parameter gradients in private memory (None: where the row has at most PRIVATE_PARAMS and
+  the env has one lane)."""
   check_backward(model)
   damping = has_damping(model) if damping is None else damping
+  check_lanes(model, lanes, backward=True)
   nparam = param_layout(model)[1]
-  private = nparam <= PRIVATE_PARAMS if private_params is None else private_params
-  body = re.sub(r"^var<env>", "var<private>", kernel_body(staged(model)), flags=re.M)
-  tape = {**tape_layout(model, damping, store), "GPRM_ARR": nparam if private else 1}
-  return (f"// backward kernel generated for scene {model.name!r}\n" + header(model, batch, 1, damping, 1, tape) +
-          f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" + tape_declaration(tape) + body
-          + "\n".join(_part(f, staged(model)) for f in ADJOINT_FILES + BACKWARD_FILES) + pair_contacts_adj(model))
+  private = lanes == 1 and (nparam <= PRIVATE_PARAMS if private_params is None else private_params)
+  body = kernel_body(staged(model)) + "\n".join(_part(f, staged(model)) for f in ADJOINT_FILES + BACKWARD_FILES)
+  body = _env_space(body, lanes)
+  tape = {**tape_layout(model, damping, store, lanes), "GPRM_ARR": nparam if private else 1}
+  return (f"// backward kernel generated for scene {model.name!r}, {lanes} lane(s) per env\n" +
+          header(model, batch, 1, damping, lanes, tape) + f"const GPRM_PRIVATE: bool = {str(private).lower()};\n" +
+          tape_declaration(tape) + body + pair_contacts_adj(model))
+
+
+def _env_space(body: str, lanes: int) -> str:
+  """`var<env>` and `ptr<env, ...>` (not WGSL) in the address space of the env's working state: private with one lane,
+  workgroup memory shared by the env's lanes otherwise."""
+  space = "private" if lanes == 1 else "workgroup"
+  return re.sub(r"ptr<env,", f"ptr<{space},", re.sub(r"^var<env>", f"var<{space}>", body, flags=re.M))
 
 
 def source(model: Model, batch: int, steps: int, damping: bool | None = None, lanes: int = 1) -> str:
@@ -281,7 +291,6 @@ def source(model: Model, batch: int, steps: int, damping: bool | None = None, la
   check_supported(model)
   damping = has_damping(model) if damping is None else damping
   check_lanes(model, lanes)
-  body = re.sub(r"^var<env>", "var<private>" if lanes == 1 else "var<workgroup>", kernel_body(staged(model)),
-                flags=re.M)
+  body = _env_space(kernel_body(staged(model)), lanes)
   head = f"// generated for scene {model.name!r}, {lanes} lane(s) per env\n"
   return head + header(model, batch, steps, damping, lanes) + body

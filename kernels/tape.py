@@ -8,6 +8,9 @@ from oracle.constraints import NLAM
 from oracle.types import Model
 
 SLOTADJ_W = 14   # a contact slot's adjoint floats on the tape (kernels/adjoint/narrowphase.wgsl SA_*)
+# floats of an item's record per body side with LANES > 1 (kernels/adjoint/xpbd_step.wgsl put_rec): x 3, q 4, im 1,
+# ii 3, and the stage's vector pair (D, TH or v, w) 6
+REC_W = 17
 # [floats] the longest tape an invocation keeps in private memory rather than in its env's row of a storage buffer.
 # lavapipe checks the bounds of every storage access lane by lane, and a row per env strides the lanes' accesses by
 # the tape's width (a GPU's loads then do not coalesce), while a private array is indexed here by the substep and
@@ -18,7 +21,7 @@ SLOTADJ_W = 14   # a contact slot's adjoint floats on the tape (kernels/adjoint/
 PRIVATE_TAPE = 8192
 
 
-def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
+def tape_layout(model: Model, damping: bool, store: bool, lanes: int = 1) -> dict[str, int]:
   """The backward kernel's constants (kernels/adjoint/xpbd_step.wgsl): GRAD_W, the gradient row per env (state
   NROWS x 13, controls NCTRL, parameters NPARAM), and the tape per env (TAPE floats): each substep's start state
   (TAPE_STATE_W: 13 per body, one per muscle), then from TAPE_ITER each of a substep's TAPE_ITERS Jacobi iterations'
@@ -31,7 +34,10 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   TAPE_SLOTS the contact slots' rows as a substep leaves them (SLOT_W per slot, store mode only). TAPE_STRIDE: the
   floats between two envs' rows in the tape's storage buffer, 0 where the tape is private to the invocation
   (PRIVATE_TAPE). store: keep the iterations', the velocity passes' inputs and the slots of every substep
-  (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays (TAPE_SUBSTEPS = 1)."""
+  (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays (TAPE_SUBSTEPS = 1).
+  lanes > 1 (the env's lanes share the tape: a storage row always) adds from TAPE_REC the items' records, 2 REC_W
+  per joint and per contact slot or pair (the larger), which each body's lane gathers, and from TAPE_GPRM each lane's
+  partial sums of the control and parameter gradients (GPRM_W = NCTRL + NPARAM floats a lane)."""
   nb, nlam = 13 * model.nbody, max(model.njoint, 1) * max(NLAM.values())
   start = nb + packed.nmuscle(model)   # a substep's start: the bodies' state and the activations
   consts = contact_tables(model)[0]
@@ -49,7 +55,12 @@ def tape_layout(model: Model, damping: bool, store: bool) -> dict[str, int]:
   out["TAPE_SLOTADJ"] = out["TAPE_ARM"] + (keep * 19 * model.nbody if staged(model) else 0)
   out["TAPE_SLOTS"] = out["TAPE_SLOTADJ"] + SLOTADJ_W * nslot
   out["TAPE"] = out["TAPE_SLOTS"] + (keep * nslot * consts["SLOT_W"] if store else 0)
-  out["TAPE_STRIDE"] = 0 if out["TAPE"] <= PRIVATE_TAPE else out["TAPE"]
+  out["TAPE_REC"] = out["TAPE_GPRM"] = out["TAPE"]   # (unused with one lane)
+  out["REC_W"], out["GPRM_W"] = REC_W, max(model.nact, 1) + param_layout(model)[1]
+  if lanes > 1:
+    out["TAPE_GPRM"] = out["TAPE_REC"] + 2 * REC_W * (model.njoint + max(nslot, consts["NPAIR"]))
+    out["TAPE"] = out["TAPE_GPRM"] + lanes * out["GPRM_W"]
+  out["TAPE_STRIDE"] = 0 if out["TAPE"] <= PRIVATE_TAPE and lanes == 1 else out["TAPE"]
   return out
 
 
@@ -67,10 +78,10 @@ def tape_buffer(layout: dict[str, int], batch: int) -> tuple[int, int]:
 STORE_BUDGET = 1 << 28   # bytes: the most tape storage buffer a backward launch may take in store mode
 
 
-def store_mode(model: Model, batch: int, damping: bool) -> bool:
+def store_mode(model: Model, batch: int, damping: bool, lanes: int = 1) -> bool:
   """Whether the backward kernel keeps every substep's iterations (store) rather than replaying each substep: store
   wherever its tape is private, or the batch's tape buffer fits in STORE_BUDGET. It skips the replay, a forward pass:
   backward alone on lavapipe, store vs replay (bench/bench_grad.py, 2026-11-26): pendulum x4096 600k vs 392k
   env-steps/s, chain x64 20.7k vs 13.1k, stack10 x64 1.98k vs 1.81k."""
-  layout = tape_layout(model, damping, True)
+  layout = tape_layout(model, damping, True, lanes)
   return layout["TAPE_STRIDE"] == 0 or 4 * batch * layout["TAPE"] <= STORE_BUDGET

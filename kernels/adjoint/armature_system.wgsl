@@ -39,8 +39,8 @@ fn arm_tau_adj(j: u32, g: f32) {
 
 // the gradient g of joint j's child-minus-parent quantity (linear for a slide, angular for a hinge) to the bodies':
 // in `lin` for a slide, in `ang` for a hinge
-fn arm_rel_adj(j: u32, g: vec3<f32>, lin: ptr<private, array<vec3<f32>, NBODY_ARR>>,
-               ang: ptr<private, array<vec3<f32>, NBODY_ARR>>) {
+fn arm_rel_adj(j: u32, g: vec3<f32>, lin: ptr<env, array<vec3<f32>, NBODY_ARR>>,
+               ang: ptr<env, array<vec3<f32>, NBODY_ARR>>) {
   let chi = u32(JNT_CHILD[j]);
   let par = JNT_PARENT[j];
   if (JNT_TYPE[j] == SLIDE) {

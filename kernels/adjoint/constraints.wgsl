@@ -279,7 +279,7 @@ fn contact_adj(i: u32, lam0: u32) {
   let d = ce.dep.d;
   let err = ce.err;
   let on = ce.on;
-  if (!on) { return; }   // a zero correction, the multipliers unchanged
+  if (!on) { zero_item(NJOINT + i); return; }   // a zero correction, the multipliers unchanged
   let lam_n = tape[lam0 + 2u * i] + push(s1, s2, oa, ob, n, err, on).mag;
   let disp_a = body_disp(ba) + cross(body_rot(ba), oa);
   let disp_b = body_disp(bb) + cross(body_rot(bb), ob);
@@ -300,8 +300,6 @@ fn contact_adj(i: u32, lam0: u32) {
   var gn = gdpt * -dot(dp, n) + dp * gs;
   var goa = fr.r1 + cross(gdp, body_rot(ba));  // dp = (D_a + TH_a x oa) - (D_b + TH_b x ob)
   var gob = fr.r2 - cross(gdp, body_rot(bb));
-  if (ba >= 0) { adj_d[u32(ba)] = adj_d[u32(ba)] + gdp; adj_th[u32(ba)] = adj_th[u32(ba)] + cross(oa, gdp); }
-  if (bb >= 0) { adj_d[u32(bb)] = adj_d[u32(bb)] - gdp; adj_th[u32(bb)] = adj_th[u32(bb)] - cross(ob, gdp); }
   // the normal push, err = d (or its softplus: max(d, 0) + log(1 + exp(-|d| beta)) / beta, tinygrad's tie halves)
   let nm = push_adj(s1, s2, oa, ob, n, err, on, g, tape[a + SA_LAMBDA_N]);
   var gd = nm.err;
@@ -320,8 +318,8 @@ fn contact_adj(i: u32, lam0: u32) {
   let r2 = rotate_adj(s2.q, lv3(sl(i) + SLOT_RB), gob);
   a1.q = qadd(a1.q, r1.q);
   a2.q = qadd(a2.q, r2.q);
-  gather_side_adj(ba, a1);
-  gather_side_adj(bb, a2);
+  item_side(false, NJOINT + i, 0u, ba, a1, 1.0, gdp, cross(oa, gdp));
+  item_side(false, NJOINT + i, 1u, bb, a2, 1.0, -gdp, -cross(ob, gdp));
   add_slot_adj3(a + SA_NORMAL, gn);
   add_slot_adj3(a + SA_RA, r1.v);
   add_slot_adj3(a + SA_RB, r2.v);

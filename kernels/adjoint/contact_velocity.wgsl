@@ -5,18 +5,20 @@
 // gradients pass through and each slot adds its share, to its bodies' poses, velocities and mass parameters, and to
 // its row and final lambda_n on the slot's adjoint (kernels/adjoint/narrowphase.wgsl).
 
+// With LANES > 1 the slots run on their lanes and each body's lane gathers their records after them
 fn contact_velocity_adj(h: f32) {
-  for (var b = 0u; b < NBODY; b++) {   // the gradient of each body's summed impulse (adj_cx, adj_cth: free here)
+  for (var b = lane; b < NBODY; b += LANES) {   // the gradient of each body's summed impulse (adj_cx, adj_cth: free here)
     var dv = vec3<f32>(0.0);
     var dw = vec3<f32>(0.0);
     let scale = 1.0 / max(contact_sum(i32(b), &dv, &dw, SLOT_TOUCHED), 1.0);
     adj_cx[b] = adj_v[b] * scale;
     adj_cth[b] = adj_w[b] * scale;
   }
+  barrier();
   let grav = p3(OFF_GRAVITY);
-  for (var k = 0u; k < n_live_slots(); k++) {
+  for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
-    if (scr[sl(i) + SLOT_TOUCHED] <= 0.0) { continue; }   // no impulse
+    if (scr[sl(i) + SLOT_TOUCHED] <= 0.0) { zero_item(i); continue; }   // no impulse
     let m = slot_motion(i);
     let s1 = m.s1;
     let s2 = m.s2;
@@ -77,16 +79,14 @@ fn contact_velocity_adj(h: f32) {
     // vrel = (v_a + w_a x oa) - (v_b + w_b x ob); oa = rotate(q_a, ra), ob likewise
     let goa = ia.r1 + m1.r + t1.r + cross(gvrel, wa);
     let gob = ia.r2 + m2.r + t2.r - cross(gvrel, wb);
-    if (ba >= 0) { adj_v[u32(ba)] = adj_v[u32(ba)] + gvrel; adj_w[u32(ba)] = adj_w[u32(ba)] + cross(oa, gvrel); }
-    if (bb >= 0) { adj_v[u32(bb)] = adj_v[u32(bb)] - gvrel; adj_w[u32(bb)] = adj_w[u32(bb)] - cross(ob, gvrel); }
     let r1 = rotate_adj(s1.q, lv3(sl(i) + SLOT_RA), goa);
     let r2 = rotate_adj(s2.q, lv3(sl(i) + SLOT_RB), gob);
     var a1 = side_adj_add(side_adj_add(ia.s1, m1.s), t1.s);
     var a2 = side_adj_add(side_adj_add(ia.s2, m2.s), t2.s);
     a1.q = qadd(a1.q, r1.q);
     a2.q = qadd(a2.q, r2.q);
-    gather_side_adj(ba, a1);
-    gather_side_adj(bb, a2);
+    item_side(true, i, 0u, ba, a1, 1.0, gvrel, cross(oa, gvrel));
+    item_side(true, i, 1u, bb, a2, 1.0, -gvrel, -cross(ob, gvrel));
     let a = slot_grads(i);
     add_slot_adj3(a + SA_NORMAL, gn);
     add_slot_adj3(a + SA_RA, r1.v);
@@ -96,4 +96,7 @@ fn contact_velocity_adj(h: f32) {
     tape[a + SA_RESTITUTION] = tape[a + SA_RESTITUTION] + select(0.0, -u0 * ga, bounce);
     tape[a + SA_APPROACH] = tape[a + SA_APPROACH] - e * ga;
   }
+  if (LANES == 1u) { return; }
+  barrier();
+  for (var b = lane; b < NBODY; b += LANES) { gather_slots(true, b, 0u); }
 }

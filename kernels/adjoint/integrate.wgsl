@@ -40,7 +40,7 @@ fn integrate_body_adj(x: vec3<f32>, q: Quat, v: vec3<f32>, w: vec3<f32>, force: 
 // TH, so their gradients stop here, and the loads' go to adj_f, adj_t for motor_loads_adj
 fn integrate_adj(h: f32) {
   let gravity = p3(OFF_GRAVITY);
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = lane; b < NBODY; b += LANES) {
     let r = integrate_body_adj(bx[b], bq[b], bv[b], bw[b], fext[b], text[b], p1(OFF_BODY_INV_MASS + b),
                                p3(OFF_BODY_INV_INERTIA + 3u * b), gravity, h,
                                BodyWork(adj_x[b], adj_q[b], adj_v[b], adj_w[b], adj_d[b], adj_th[b]));

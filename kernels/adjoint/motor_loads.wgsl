@@ -3,7 +3,7 @@
 // (sl = 1 for a slide joint); then the tendons' loads (kernels/adjoint/tendon.wgsl). Reads adj_f, adj_t
 // (integrate_adj's) and the substep's start state.
 
-fn body_grad3(a: ptr<private, array<vec3<f32>, NBODY_ARR>>, b: i32) -> vec3<f32> {
+fn body_grad3(a: ptr<env, array<vec3<f32>, NBODY_ARR>>, b: i32) -> vec3<f32> {
   if (b < 0) { return vec3<f32>(0.0); }
   return (*a)[u32(b)];
 }

@@ -31,8 +31,8 @@ fn geom_of_adj(g: i32, s: Side, ga: GeomAdj) -> SideAdj {
 // the stage's adjoint at the poses and velocities integrate predicted (substep_adj restores them): per live pair,
 // the pair function replayed, its rows' gradients taken back to its contacts' (pa, pb, n) in gnc, then through the
 // pair's adjoint (pair_contacts_adj, generated with pair_contacts) to the two geoms, their bodies and parameters
-fn narrowphase_adj() {
-  for (var k = 0u; k < n_live_pairs(); k++) {
+fn narrowphase_adj() {   // with LANES > 1 the pairs on their lanes, then each body's lane gathers their records
+  for (var k = lane; k < n_live_pairs(); k += LANES) {
     let p = live_pair(k);
     let g = pair_geoms(p);
     let sa = geom_body_pose(g.x);
@@ -75,10 +75,8 @@ fn narrowphase_adj() {
     let pg = pair_contacts_adj(kind, ga, gb);
     asa = side_adj_add(asa, geom_of_adj(g.x, sa, pg.a));
     asb = side_adj_add(asb, geom_of_adj(g.y, sb, pg.b));
-    gather_side_adj(ba, asa);
-    gather_side_adj(bb, asb);
-    if (ba >= 0) { adj_v[u32(ba)] = adj_v[u32(ba)] + gva; adj_w[u32(ba)] = adj_w[u32(ba)] + gwa; }
-    if (bb >= 0) { adj_v[u32(bb)] = adj_v[u32(bb)] + gvb; adj_w[u32(bb)] = adj_w[u32(bb)] + gwb; }
+    item_side(true, p, 0u, ba, asa, 1.0, gva, gwa);
+    item_side(true, p, 1u, bb, asb, 1.0, gvb, gwb);
     // friction and restitution: the larger of the two geoms' (a tie halves)
     let fa = OFF_GEOM_FRICTION + u32(g.x);
     let fb = OFF_GEOM_FRICTION + u32(g.y);
@@ -88,5 +86,15 @@ fn narrowphase_adj() {
     let eb = OFF_GEOM_RESTITUTION + u32(g.y);
     let ge = grad_max(p1(ea), p1(eb), grest);
     gp1(ea, ge.x); gp1(eb, ge.y);
+  }
+  if (LANES == 1u) { return; }
+  barrier();
+  for (var b = lane; b < NBODY; b += LANES) {
+    for (var k = 0u; k < n_live_pairs(); k++) {
+      let p = live_pair(k);
+      let g = pair_geoms(p);
+      if (geom_body(u32(g.x)) == i32(b)) { add_rec(true, b, p, 0u); }
+      if (geom_body(u32(g.y)) == i32(b)) { add_rec(true, b, p, 1u); }
+    }
   }
 }

@@ -5,9 +5,10 @@
 // through unchanged and each constraint adds its sides' share (a contact also its D and TH's, and its slot's row's).
 
 // joints = false: the contacts' pass after the armature stage (solve(h, false)), whose joint corrections are zero
+// With LANES > 1 the joints and contacts run on their lanes and each body's lane gathers their records after them
 fn solve_adj(h: f32, o: u32, joints: bool) {   // restore_iteration put the snapshot back; o: its record on the tape
   let lam0 = o + 13u * NBODY;   // the multipliers before the iteration
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = lane; b < NBODY; b += LANES) {
     let c = o + TAPE_SOLVE + 4u * b;   // the body's averaged rotation correction and scale (tape_solve)
     let scale = tape[c + 3u];
     let ar = add_rotation_adj(bq[b], t3(c), adj_q[b]);
@@ -15,10 +16,22 @@ fn solve_adj(h: f32, o: u32, joints: bool) {   // restore_iteration put the snap
     adj_cx[b] = (adj_x[b] + adj_d[b]) * scale;
     adj_cth[b] = (adj_th[b] + ar.v) * scale;
   }
+  barrier();
   if (joints) {
-    for (var k = 0u; k < NJOINT; k++) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
+    for (var k = lane; k < NJOINT; k += LANES) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
   }
-  for (var k = 0u; k < n_live_slots(); k++) { contact_adj(live_slot(k), lam0 + NLAM_ARR); }
+  for (var k = lane; k < n_live_slots(); k += LANES) { contact_adj(live_slot(k), lam0 + NLAM_ARR); }
+  if (LANES == 1u) { return; }
+  barrier();
+  for (var b = lane; b < NBODY; b += LANES) {   // the joints' records in JOINT_ORDER, then the slots'
+    for (var k = 0u; k < NJOINT; k++) {
+      let j = JOINT_ORDER[k];
+      if (!joints) { break; }
+      if (JNT_PARENT[j] == i32(b)) { add_rec(false, b, j, 0u); }
+      if (JNT_CHILD[j] == i32(b)) { add_rec(false, b, j, 1u); }
+    }
+    gather_slots(false, b, NJOINT);
+  }
 }
 
 fn tlam3(o: u32) -> vec3<f32> { return vec3<f32>(tape[o], tape[o + 1u], tape[o + 2u]); }
@@ -108,6 +121,6 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
     gp1(comp, prm.compliance);
     gp1(OFF_JNT_RANGE + 2u * j, prm.lo); gp1(OFF_JNT_RANGE + 2u * j + 1u, prm.hi);
   }
-  split_side_adj(JNT_PARENT[j], a1);
-  split_side_adj(JNT_CHILD[j], a2);
+  item_side(false, j, 0u, JNT_PARENT[j], a1, split_count(JNT_PARENT[j]), vec3<f32>(0.0), vec3<f32>(0.0));
+  item_side(false, j, 1u, JNT_CHILD[j], a2, split_count(JNT_CHILD[j]), vec3<f32>(0.0), vec3<f32>(0.0));
 }

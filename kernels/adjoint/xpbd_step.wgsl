@@ -21,19 +21,19 @@
 // tape: declared by kernels/program.py backward_source (kernels/tape.py tape_declaration)
 
 // the adjoint state: d loss / d (each working-state array), per body and joint, and the env's control and parameter
-// gradients, accumulated over the step
-var<private> adj_x: array<vec3<f32>, NBODY_ARR>;
-var<private> adj_q: array<Quat, NBODY_ARR>;
-var<private> adj_v: array<vec3<f32>, NBODY_ARR>;
-var<private> adj_w: array<vec3<f32>, NBODY_ARR>;
-var<private> adj_d: array<vec3<f32>, NBODY_ARR>;
-var<private> adj_th: array<vec3<f32>, NBODY_ARR>;
-var<private> adj_f: array<vec3<f32>, NBODY_ARR>;    // of the motor loads fext, text
-var<private> adj_t: array<vec3<f32>, NBODY_ARR>;
-var<private> adj_cx: array<vec3<f32>, NBODY_ARR>;   // of a body's summed correction (solve, joint_damping)
-var<private> adj_cth: array<vec3<f32>, NBODY_ARR>;
-var<private> adj_lam: array<f32, NLAM_ARR>;
-var<private> adj_act: array<f32, NMUSCLE_ARR>;  // of the muscles' activations
+// gradients, accumulated over the step; shared by the env's lanes as the working state is (var<env>)
+var<env> adj_x: array<vec3<f32>, NBODY_ARR>;
+var<env> adj_q: array<Quat, NBODY_ARR>;
+var<env> adj_v: array<vec3<f32>, NBODY_ARR>;
+var<env> adj_w: array<vec3<f32>, NBODY_ARR>;
+var<env> adj_d: array<vec3<f32>, NBODY_ARR>;
+var<env> adj_th: array<vec3<f32>, NBODY_ARR>;
+var<env> adj_f: array<vec3<f32>, NBODY_ARR>;    // of the motor loads fext, text
+var<env> adj_t: array<vec3<f32>, NBODY_ARR>;
+var<env> adj_cx: array<vec3<f32>, NBODY_ARR>;   // of a body's summed correction (solve, joint_damping)
+var<env> adj_cth: array<vec3<f32>, NBODY_ARR>;
+var<env> adj_lam: array<f32, NLAM_ARR>;
+var<env> adj_act: array<f32, NMUSCLE_ARR>;  // of the muscles' activations
 var<private> go: u32;         // this env's row of outp, where the control and parameter gradients accumulate
 var<private> tb: u32;        // this env's row of the tape (0: a private tape)
 var<private> tape_s: u32;    // the substep being recorded
@@ -43,13 +43,20 @@ var<private> tape_it: u32;   // and its iteration
 // where the row is short (GPRM_PRIVATE: kernels/lanes.py PRIVATE_PARAMS), in the private gprm, which the entry point
 // writes to outp at the end: lavapipe checks the bounds of every storage access lane by lane (pendulum x4096: the
 // backward 1.26x as fast). A long row stays in storage: a private array indexed by a runtime offset can lower to a
-// compare-and-select over all its elements per access (stack10's backward step took 13 s that way) ---
+// compare-and-select over all its elements per access (stack10's backward step took 13 s that way). With LANES > 1
+// each lane sums into its own row on the tape (TAPE_GPRM, controls then parameters), which the entry point adds up
+// in lane order at the end: two lanes may add to one parameter (a geom's friction from two pairs) ---
 var<private> gprm: array<f32, GPRM_ARR>;
+fn glane(k: u32) -> u32 { return tb + TAPE_GPRM + lane * GPRM_W + k; }   // this lane's partial sum k
 fn gp1(off: u32, g: f32) {
+  if (LANES > 1u) { let o = glane(NCTRL + off); tape[o] = tape[o] + g; return; }
   if (GPRM_PRIVATE) { gprm[off] = gprm[off] + g; return; }
   let o = go + NROWS * PACKED_WIDTH + NCTRL + off; outp[o] = outp[o] + g;
 }
-fn gctrl(u: u32, g: f32) { let o = go + NROWS * PACKED_WIDTH + u; outp[o] = outp[o] + g; }
+fn gctrl(u: u32, g: f32) {
+  if (LANES > 1u) { let o = glane(u); tape[o] = tape[o] + g; return; }
+  let o = go + NROWS * PACKED_WIDTH + u; outp[o] = outp[o] + g;
+}
 fn gp3(off: u32, g: vec3<f32>) { gp1(off, g.x); gp1(off + 1u, g.y); gp1(off + 2u, g.z); }
 fn gp4q(off: u32, g: Quat) { gp1(off, g.w); gp3(off + 1u, g.v); }
 fn gjv(off: u32, j: u32, g: vec3<f32>) { gp3(off + 3u * j, g); }
@@ -78,8 +85,54 @@ fn add_side_grad(b: i32, g: SideAdj, n: f32) {
   gp1(OFF_BODY_INV_MASS + u, g.im * n);
   gp3(OFF_BODY_INV_INERTIA + 3u * u, g.ii * n);
 }
-fn split_side_adj(b: i32, g: SideAdj) { if (b >= 0) { add_side_grad(b, g, max(COUNTS[u32(b)], 1.0)); } }
+fn split_count(b: i32) -> f32 { if (b < 0) { return 1.0; } return max(COUNTS[u32(b)], 1.0); }
+fn split_side_adj(b: i32, g: SideAdj) { if (b >= 0) { add_side_grad(b, g, split_count(b)); } }
 fn gather_side_adj(b: i32, g: SideAdj) { add_side_grad(b, g, 1.0); }
+
+// --- an item's gradient into one of its bodies. The contact stages and the solve run their items (joints, contact
+// slots, pairs) on the items' lanes, and two items may share a body: with LANES > 1 an item writes its share to its
+// record on the tape (put_rec: REC_W floats per side from TAPE_REC), and after a barrier each body's lane adds its
+// items' records up in the one-lane order (gather_*), so the state's gradients do not depend on LANES. With one
+// lane the share goes to the body at once. n: the side's split count (1 for a gathered side); u, r: the stage's
+// vector pair, the body's D and TH (vw = false: the solve) or v and w (vw = true: the contact velocity pass and the
+// narrowphase) ---
+fn rec(item: u32, side: u32) -> u32 { return tb + TAPE_REC + (2u * item + side) * REC_W; }
+fn item_side(vw: bool, item: u32, side: u32, b: i32, g: SideAdj, n: f32, u: vec3<f32>, r: vec3<f32>) {
+  if (LANES > 1u) {
+    let o = rec(item, side);
+    put3(o, g.x); tape[o + 3u] = g.q.w; put3(o + 4u, g.q.v); tape[o + 7u] = g.im * n; put3(o + 8u, g.ii * n);
+    put3(o + 11u, u); put3(o + 14u, r);
+    return;
+  }
+  if (b < 0) { return; }
+  add_side_grad(b, g, n);
+  add_pair(vw, u32(b), u, r);
+}
+fn add_pair(vw: bool, b: u32, u: vec3<f32>, r: vec3<f32>) {
+  if (vw) { adj_v[b] = adj_v[b] + u; adj_w[b] = adj_w[b] + r; }
+  else { adj_d[b] = adj_d[b] + u; adj_th[b] = adj_th[b] + r; }
+}
+fn zero_item(item: u32) {   // an item that adds nothing this time (a contact off, a slot untouched)
+  if (LANES == 1u) { return; }
+  for (var f = 0u; f < 2u * REC_W; f++) { tape[rec(item, 0u) + f] = 0.0; }
+}
+// body b's share of an item's side (b's lane, after a barrier)
+fn add_rec(vw: bool, b: u32, item: u32, side: u32) {
+  let o = rec(item, side);
+  adj_x[b] = adj_x[b] + t3(o);
+  adj_q[b] = qadd(adj_q[b], Quat(tape[o + 3u], t3(o + 4u)));
+  gp1(OFF_BODY_INV_MASS + b, tape[o + 7u]);
+  gp3(OFF_BODY_INV_INERTIA + 3u * b, t3(o + 8u));
+  add_pair(vw, b, t3(o + 11u), t3(o + 14u));
+}
+// the records of the live slots (item base + i) whose sides are body b, in live order
+fn gather_slots(vw: bool, b: u32, base: u32) {
+  for (var k = 0u; k < n_live_slots(); k++) {
+    let i = live_slot(k);
+    if (slot_body(i, 0u) == i32(b)) { add_rec(vw, b, base + i, 0u); }
+    if (slot_body(i, 1u) == i32(b)) { add_rec(vw, b, base + i, 1u); }
+  }
+}
 // the gradient of a joint's Correction: its sides' summed-correction gradients (the world's: zero)
 fn body_corr_grad(b: i32) -> array<vec3<f32>, 2> {
   if (b < 0) { return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0)); }
@@ -92,20 +145,24 @@ fn joint_corr_grad(j: u32) -> Correction {
 }
 
 // --- the tape: per body 13 floats, x, q and a pair of vectors (v, w at a substep's start and before the velocity
-// pass; D, TH before a Jacobi iteration), then, for an iteration, the multipliers ---
+// pass; D, TH before a Jacobi iteration), then, for an iteration, the multipliers. With LANES > 1 each lane records
+// and restores what it owns, the lane the forward stages give it (a body, a muscle, a slot or a joint's multipliers
+// on lane k % LANES, k its index in its loop), so that the stage after a record may change what it recorded without
+// a barrier (lavapipe compiles each barrier as a suspension point: the drop's backward on 32 lanes took 59 s to
+// compile with 58 of them, 3.8 s with none); a restore's readers on other lanes wait for the caller's barrier ---
 fn t3(o: u32) -> vec3<f32> { return vec3<f32>(tape[o], tape[o + 1u], tape[o + 2u]); }
 fn put3(o: u32, v: vec3<f32>) { tape[o] = v.x; tape[o + 1u] = v.y; tape[o + 2u] = v.z; }
 fn put_pose(o: u32, k: u32) { put3(o, bx[k]); tape[o + 3u] = bq[k].w; put3(o + 4u, bq[k].v); }
 fn get_pose(o: u32, k: u32) { bx[k] = t3(o); bq[k] = Quat(tape[o + 3u], t3(o + 4u)); }
 // the state's pose and velocities (a substep's start, the velocity pass's input)
 fn tape_velocities(o: u32) {
-  for (var k = 0u; k < NBODY; k++) {
+  for (var k = lane; k < NBODY; k += LANES) {
     let r = o + 13u * k;
     put_pose(r, k); put3(r + 7u, bv[k]); put3(r + 10u, bw[k]);
   }
 }
 fn restore_velocities(o: u32) {
-  for (var k = 0u; k < NBODY; k++) {
+  for (var k = lane; k < NBODY; k += LANES) {
     let r = o + 13u * k;
     get_pose(r, k); bv[k] = t3(r + 7u); bw[k] = t3(r + 10u);
   }
@@ -118,12 +175,15 @@ fn t_iteration(it: u32) -> u32 { return tb + TAPE_ITER + ((tape_s % TAPE_SUBSTEP
 fn tape_iteration(it: u32) {
   tape_it = it;
   let o = t_iteration(it);
-  for (var k = 0u; k < NBODY; k++) {
+  for (var k = lane; k < NBODY; k += LANES) {
     let r = o + 13u * k;
     put_pose(r, k); put3(r + 7u, bd[k]); put3(r + 10u, bth[k]);
   }
-  for (var k = 0u; k < NLAM_ARR; k++) { tape[o + 13u * NBODY + k] = lam[k]; }
-  for (var k = 0u; k < n_live_slots(); k++) {
+  for (var k = lane; k < NJOINT; k += LANES) {   // a joint's multipliers on its lane (solve's joint_corrections)
+    let j = JOINT_ORDER[k];
+    for (var i = 0u; i < LAMW; i++) { tape[o + 13u * NBODY + LAMW * j + i] = lam[LAMW * j + i]; }
+  }
+  for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
     tape[o + TAPE_CLAM + 2u * i] = scr[sl(i) + SLOT_LAMBDA_N];
     tape[o + TAPE_CLAM + 2u * i + 1u] = scr[sl(i) + SLOT_LAMBDA_T];
@@ -136,12 +196,15 @@ fn tape_solve(b: u32, dth: vec3<f32>, scale: f32) {
 }
 fn restore_iteration(it: u32) -> u32 {   // returns where the iteration's record starts on the tape
   let o = t_iteration(it);
-  for (var k = 0u; k < NBODY; k++) {
+  for (var k = lane; k < NBODY; k += LANES) {
     let r = o + 13u * k;
     get_pose(r, k); bd[k] = t3(r + 7u); bth[k] = t3(r + 10u);
   }
-  for (var k = 0u; k < NLAM_ARR; k++) { lam[k] = tape[o + 13u * NBODY + k]; }
-  for (var k = 0u; k < n_live_slots(); k++) {
+  for (var k = lane; k < NJOINT; k += LANES) {
+    let j = JOINT_ORDER[k];
+    for (var i = 0u; i < LAMW; i++) { lam[LAMW * j + i] = tape[o + 13u * NBODY + LAMW * j + i]; }
+  }
+  for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
     scr[sl(i) + SLOT_LAMBDA_N] = tape[o + TAPE_CLAM + 2u * i];
     scr[sl(i) + SLOT_LAMBDA_T] = tape[o + TAPE_CLAM + 2u * i + 1u];
@@ -156,14 +219,15 @@ fn tape_contact_velocity() { tape_velocities(t_contact_velocity()); }
 fn t_armature() -> u32 { return tb + TAPE_ARM + (tape_s % TAPE_SUBSTEPS) * 19u * NBODY; }
 fn tape_armature() {
   let o = t_armature();
-  for (var k = 0u; k < NBODY; k++) {
+  for (var k = lane; k < NBODY; k += LANES) {
     let r = o + 19u * k;
     put_pose(r, k); put3(r + 7u, bd[k]); put3(r + 10u, bth[k]); put3(r + 13u, bv[k]); put3(r + 16u, bw[k]);
   }
+  barrier();
 }
 fn restore_armature() {
   let o = t_armature();
-  for (var k = 0u; k < NBODY; k++) {
+  for (var k = lane; k < NBODY; k += LANES) {
     let r = o + 19u * k;
     get_pose(r, k); bd[k] = t3(r + 7u); bth[k] = t3(r + 10u); bv[k] = t3(r + 13u); bw[k] = t3(r + 16u);
   }
@@ -172,81 +236,116 @@ fn restore_armature() {
 fn t_substep(s: u32) -> u32 { return tb + TAPE_STATE_W * s; }
 fn tape_start(o: u32) {
   tape_velocities(o);
-  for (var k = 0u; k < NMUSCLE; k++) { tape[o + 13u * NBODY + k] = mact[k]; }
+  for (var k = lane; k < NMUSCLE; k += LANES) { tape[o + 13u * NBODY + k] = mact[k]; }
 }
 fn restore_start(o: u32) {
   restore_velocities(o);
-  for (var k = 0u; k < NMUSCLE; k++) { mact[k] = tape[o + 13u * NBODY + k]; }
+  for (var k = lane; k < NMUSCLE; k += LANES) { mact[k] = tape[o + 13u * NBODY + k]; }
 }
 // store mode: the live contact slots' rows as substep s left them (the replay recomputes them)
 fn t_slot(s: u32, i: u32) -> u32 { return tb + TAPE_SLOTS + (s * NSLOT + i) * SLOT_W; }
 fn tape_slots(s: u32) {
-  for (var k = 0u; k < n_live_slots(); k++) {
+  for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
     for (var f = 0u; f < SLOT_W; f++) { tape[t_slot(s, i) + f] = scr[sl(i) + f]; }
   }
 }
 fn restore_slots(s: u32) {
-  for (var k = 0u; k < n_live_slots(); k++) {
+  for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
     for (var f = 0u; f < SLOT_W; f++) { scr[sl(i) + f] = tape[t_slot(s, i) + f]; }
   }
 }
 
 // the adjoint of substep s, from the adjoint state at its end to the one at its start. The contact slots' rows and
-// final multipliers are the substep's, in scr: replayed, or restored from the tape in store mode
+// final multipliers are the substep's, in scr: replayed, or restored from the tape in store mode. With LANES > 1 the
+// stages whose items share bodies (the solve, the contact velocity pass, the narrowphase) run on the items' lanes and
+// gather per body, integrate and recover per body, and the rest (the muscles, joint damping, the armature stage and
+// the motor loads: one item per joint or muscle, few) on lane 0 alone (serial), each followed by a barrier
+fn serial() -> bool { return lane == 0u; }
 fn substep_adj(s: u32, h: f32) {
   tape_s = s;
-  if (TAPE_SUBSTEPS == 1u) { restore_start(t_substep(s)); substep(h); }   // records the iterations again
+  if (TAPE_SUBSTEPS == 1u) { restore_start(t_substep(s)); barrier(); substep(h); }   // records the iterations again
   else if (NSLOT > 0u) { restore_slots(s); }
-  for (var k = 0u; k < NBODY; k++) { adj_d[k] = vec3<f32>(0.0); adj_th[k] = vec3<f32>(0.0); }
-  for (var k = 0u; k < NLAM_ARR; k++) { adj_lam[k] = 0.0; }   // the multipliers end with the substep
-  for (var k = 0u; k < n_live_slots(); k++) {   // the slots' rows and multipliers too
+  for (var k = lane; k < NBODY; k += LANES) { adj_d[k] = vec3<f32>(0.0); adj_th[k] = vec3<f32>(0.0); }
+  for (var k = lane; k < NLAM_ARR; k += LANES) { adj_lam[k] = 0.0; }   // the multipliers end with the substep
+  for (var k = lane; k < n_live_slots(); k += LANES) {   // the slots' rows and multipliers too
     for (var f = 0u; f < SLOTADJ_W; f++) { tape[slot_grads(live_slot(k)) + f] = 0.0; }
   }
-  if (NMUSCLE > 0u) { restore_start(t_substep(s)); activation_adj(h); }   // the substep's last stage
-  if (DAMPING) { restore_velocities(t_damping()); joint_damping_adj(h); }
+  barrier();
+  if (NMUSCLE > 0u) {   // the substep's last stage
+    restore_start(t_substep(s));
+    barrier();
+    if (serial()) { activation_adj(h); }
+    barrier();
+  }
+  if (DAMPING) {
+    restore_velocities(t_damping());
+    barrier();
+    if (serial()) { joint_damping_adj(h); }
+    barrier();
+  }
+  // per body from here on each body on its lane, but for the stages' barriers
   if (NSLOT > 0u) { restore_velocities(t_contact_velocity()); contact_velocity_adj(h); }
   recover_adj(h);
   if (NARMTREE > 0u) {
+    barrier();
     if (NSLOT > 0u) { solve_adj(h, restore_iteration(ITERATIONS), false); }   // the contacts' last pass
     // the substep's joint rates (armature_start), then the stage's input
-    restore_start(t_substep(s)); armature_start(); restore_armature(); armature_adj(h);
+    restore_start(t_substep(s));
+    barrier();
+    armature_start();
+    barrier();
+    restore_armature();
+    barrier();
+    if (serial()) { armature_adj(h); }
+    barrier();
   }
   for (var it = ITERATIONS; it > 0u; it--) {
     if (NJOINT + NSLOT > 0u) { solve_adj(h, restore_iteration(it - 1u), true); }
   }
   // init_lambda zeroes the multipliers: their gradient stops here
   restore_start(t_substep(s));
+  barrier();
   motor_loads();   // integrate's loads
+  barrier();
   if (NSLOT > 0u) {   // the narrowphase read the poses and velocities integrate predicted
     integrate(h);
+    barrier();
     narrowphase_adj();
     restore_velocities(t_substep(s));
   }
   integrate_adj(h);
-  motor_loads_adj();
-  if (NARMTREE > 0u) { armature_start_adj(); }   // at the start state, as integrate_adj leaves it
+  if (NMOTOR + NTENDON + NARMTREE > 0u) {
+    barrier();
+    if (serial()) {
+      motor_loads_adj();
+      if (NARMTREE > 0u) { armature_start_adj(); }   // at the start state, as integrate_adj leaves it
+    }
+    barrier();
+  }
 }
 
 @compute @workgroup_size(WORKGROUP)
-fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let e = gid.x;
+fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+                 @builtin(local_invocation_id) lid: vec3<u32>) {
+  let e = env_index(gid, wid);
   if (e >= BATCH) { return; }
-  lane = 0u;
+  lane = lid.x % LANES;
   env_in(e);
   cb = e * NCTRL;
   tb = e * TAPE_STRIDE;
   let base = e * NROWS * PACKED_WIDTH;
   load_state(base);
-  if (NSLOT > 0u) { broadphase(); }   // the step's candidate pairs, as the forward's (kernels/xpbd_step.wgsl)
+  barrier();
+  if (NSLOT > 0u) { broadphase(); barrier(); }   // the step's candidate pairs, as the forward's (kernels/xpbd_step.wgsl)
   for (var s = 0u; s < SUBSTEPS; s++) {
     tape_s = s;
     tape_start(t_substep(s));
     substep(H);
     if (TAPE_SUBSTEPS > 1u && NSLOT > 0u) { tape_slots(s); }
   }
-  for (var b = 0u; b < NBODY; b++) {
+  for (var b = lane; b < NBODY; b += LANES) {
     let o = base + PACKED_WIDTH * b;
     adj_x[b] = vec3<f32>(gout[o + PACKED_POS], gout[o + PACKED_POS + 1u], gout[o + PACKED_POS + 2u]);
     adj_q[b] = Quat(gout[o + PACKED_QUAT], vec3<f32>(gout[o + PACKED_QUAT + 1u], gout[o + PACKED_QUAT + 2u],
@@ -254,13 +353,23 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
     adj_v[b] = vec3<f32>(gout[o + PACKED_VEL], gout[o + PACKED_VEL + 1u], gout[o + PACKED_VEL + 2u]);
     adj_w[b] = vec3<f32>(gout[o + PACKED_ANGVEL], gout[o + PACKED_ANGVEL + 1u], gout[o + PACKED_ANGVEL + 2u]);
   }
-  for (var k = 0u; k < NMUSCLE; k++) { adj_act[k] = gout[base + PACKED_WIDTH * NBODY + k]; }
+  for (var k = lane; k < NMUSCLE; k += LANES) { adj_act[k] = gout[base + PACKED_WIDTH * NBODY + k]; }
   go = e * GRAD_W;
-  for (var k = NBODY * PACKED_WIDTH; k < GRAD_W; k++) { outp[go + k] = 0.0; }
+  for (var k = NBODY * PACKED_WIDTH + lane; k < GRAD_W; k += LANES) { outp[go + k] = 0.0; }
   for (var k = 0u; k < GPRM_ARR; k++) { gprm[k] = 0.0; }
+  if (LANES > 1u) { for (var k = 0u; k < GPRM_W; k++) { tape[glane(k)] = 0.0; } }
+  barrier();
   for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }
+  barrier();
   if (GPRM_PRIVATE) { for (var k = 0u; k < NPARAM; k++) { outp[go + NROWS * PACKED_WIDTH + NCTRL + k] = gprm[k]; } }
-  for (var b = 0u; b < NBODY; b++) {
+  if (LANES > 1u) {   // the lanes' partial sums, added in lane order
+    for (var k = lane; k < GPRM_W; k += LANES) {
+      var sum = 0.0;
+      for (var l = 0u; l < LANES; l++) { sum = sum + tape[tb + TAPE_GPRM + l * GPRM_W + k]; }
+      outp[go + NROWS * PACKED_WIDTH + k] = sum;
+    }
+  }
+  for (var b = lane; b < NBODY; b += LANES) {
     let o = go + PACKED_WIDTH * b;
     out3(o + PACKED_POS, adj_x[b]);
     outp[o + PACKED_QUAT] = adj_q[b].w;
@@ -268,5 +377,5 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>) {
     out3(o + PACKED_VEL, adj_v[b]);
     out3(o + PACKED_ANGVEL, adj_w[b]);
   }
-  for (var k = 0u; k < NMUSCLE; k++) { outp[go + PACKED_WIDTH * NBODY + k] = adj_act[k]; }
+  for (var k = lane; k < NMUSCLE; k += LANES) { outp[go + PACKED_WIDTH * NBODY + k] = adj_act[k]; }
 }
