@@ -18,7 +18,9 @@ fn solve_adj(h: f32, o: u32, joints: bool) {   // restore_iteration put the snap
   }
   barrier();
   if (joints) {
-    for (var k = lane; k < NJOINT; k += LANES) { joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]); }
+    for (var k = lane; k < NJOINT; k += LANES) {
+      joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]);
+    }
   }
   for (var k = lane; k < n_live_slots(); k += LANES) { contact_adj(live_slot(k), lam0 + NLAM_ARR); }
   if (LANES == 1u) { return; }
