@@ -136,9 +136,10 @@ def run_lanes(name: str, batch: int, steps: int, lanes: int) -> dict:
   sim = Simulator(model, batch, backend="wgsl")
   p = pack_state(sim.rollout(sim.reset(seed=1, noise=0.3), steps)).contiguous().realize()
   u = Tensor.ones(batch, model.nbody, 13, device="WEBGPU").contiguous().realize()
-  out, grads = {"scene": name, "batch": batch, "steps": steps}, []
+  out, grads, damping = {"scene": name, "batch": batch, "steps": steps}, [], sim.stepper.damping
   for n in (1, lanes):
-    vjp = jit(lambda p, g, n=n: tuple(t.contiguous().realize() for t in wgsl.step_vjp(model, p, None, g, lanes=n)))
+    vjp = jit(lambda p, g, n=n: tuple(t.contiguous().realize()
+                                      for t in wgsl.step_vjp(model, p, None, g, damping, lanes=n)))
     t0 = time.perf_counter()
     grads.append(np.concatenate([t.numpy().reshape(batch, -1) for t in vjp(p, u)], axis=1))
     first = time.perf_counter() - t0

@@ -326,12 +326,12 @@ def contact_set(model: Model, scratch: Tensor) -> tuple[Tensor, Tensor]:
 def backward_lanes(model: Model, batch: int, lanes: int | None = None) -> int:
   """Invocations per env of the backward kernel: `lanes`, else LANES, else one on a CPU adapter and the step's
   default_lanes on a GPU; more than one only where the env's state and adjoint state fit workgroup memory together
-  (kernels.lanes.lanes_fit). On lavapipe (2026-11-27, backward alone, 32 lanes against one) the lanes do not pay:
-  stack10 x1 22.3 against 15.3 ms, cradle x2 31.7 against 17.9, drop x2 12.3 against 13.3, and their program
-  compiles in 45 to 150 s against 6 to 40. On a GPU one invocation per env leaves all but B threads idle (not
-  measured: no device was lent). By default only where the lanes' backward was checked against one lane
-  (tests/test_parity_grad_lanes.py: joints and contacts): a model with the armature stage, muscles or tendons keeps one
-  lane unless asked, as their stages' lane-0 paths have not been run on lanes yet."""
+  (kernels.lanes.lanes_fit). On lavapipe (2026-11-27, backward alone, 32 lanes against one, env-steps/s:
+  bench/README.md) the lanes do not pay: stack10 x1 95 against 215, cradle x2 257 against 1,409, drop x2 1,891
+  against 2,906, and their program compiles in 45 to 150 s against 6 to 40. On a GPU one invocation per env leaves
+  all but B threads idle (not measured: no device was lent). By default only where the lanes' backward was checked
+  against one lane (tests/test_parity_grad_lanes.py: joints and contacts): a model with the armature stage, muscles
+  or tendons keeps one lane unless asked, as their stages' lane-0 paths have not been run on lanes yet."""
   from kernels.lanes import lanes_fit
   from oracle.armature import staged
   from oracle.packed import nmuscle
