@@ -329,15 +329,9 @@ def backward_lanes(model: Model, batch: int, lanes: int | None = None) -> int:
   (kernels.lanes.lanes_fit). On lavapipe (2026-11-27, backward alone, 32 lanes against one, env-steps/s:
   bench/README.md) the lanes do not pay: stack10 x1 95 against 215, cradle x2 257 against 1,409, drop x2 1,891
   against 2,906, and their program compiles in 45 to 150 s against 6 to 40. On a GPU one invocation per env leaves
-  all but B threads idle (not measured: no device was lent). By default only where the lanes' backward was checked
-  against one lane (tests/test_parity_grad_lanes.py: joints and contacts): a model with the armature stage, muscles
-  or tendons keeps one lane unless asked, as their stages' lane-0 paths have not been run on lanes yet."""
+  all but B threads idle (not measured: no device was lent)."""
   from kernels.lanes import lanes_fit
-  from oracle.armature import staged
-  from oracle.packed import nmuscle
-  if not (lanes or LANES):
-    unchecked = staged(model) or nmuscle(model) or model.ntendon
-    lanes = 1 if cpu_adapter() or unchecked else default_lanes(model, batch, False)
+  lanes = lanes or LANES or (1 if cpu_adapter() else default_lanes(model, batch, False))
   return lanes if lanes == 1 or lanes_fit(model, backward=True) else 1
 
 
