@@ -3,17 +3,18 @@ the same step's gradients with respect to the state, the controls and the parame
 (the contact stages are where the lanes share work: the solve's joints and slots, the contact velocity pass's slots
 and the narrowphase's pairs run on their lanes and each body's lane gathers their records).
 
-The state and control gradients add up in the one-lane order on every body's lane, and come out equal bit for bit
-where the live slots are in pair order (drop, bounce, cradle, measured 2026-11-27); stack10's differ by 1.6e-7 to
-9.0e-7 relative (two states), float32 rounding. The parameter gradients are per-lane partial sums added in lane order
-at the end, which reassociates float32 sums: stack10 x1 2.0e-7 relative, cradle x2 2.6e-13. REL is for the scenes
-here, equal bit for bit or within 1e-12: a lost or doubled record is off by a contact's whole share (bounce's one
-contact carries all of its impact's gradient), orders of magnitude more.
+The state and control gradients add up in the one-lane order on every body's lane: measured 2026-11-27 in contact,
+bounce and armed_lander equal bit for bit, cradle 1.9e-9 relative, stack10 x1 1.6e-7 to 9.0e-7 (two states), float32
+rounding where a body's slots gather in another order than the one lane's. The parameter gradients are per-lane
+partial sums added in lane order at the end, which reassociates float32 sums: up to 2.0e-7 relative (stack10 x1,
+armed_lander 1.7e-7). REL = 1e-6 is a few float32 roundings of a sum: a lost or doubled record is off by a contact's
+whole share (bounce's one contact carries all of its impact's gradient), orders of magnitude more. A case must be in
+contact in its step (a geom parameter has a gradient), or the contact stages' lanes would go unchecked: cradle's
+balls touch at its start, bounce lands in step 111, armed_lander's feet in step 81.
 
 Each case compiles a 32-lane backward program (lavapipe: 45 s to 5 min), so the default suite runs the cheapest
-contact scene and `make test-slow` joints with contacts (cradle), the armature stage with contacts (armed_lander:
-state and controls equal bit for bit, parameters 1.6e-7, measured 2026-11-27) and muscles on tendons without
-contacts (leg2: state 2.3e-7, controls equal, parameters 1.5e-8).
+contact scene and `make test-slow` joints with contacts (cradle), the armature stage with contacts (armed_lander)
+and muscles on tendons without contacts (leg2: state 2.3e-7, controls equal, parameters 1.5e-8).
 """
 from __future__ import annotations
 import numpy as np
@@ -28,9 +29,9 @@ from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 REL = 1e-6
 # scene, batch, env-steps from its kicked start to a state in contact (bounce: the step of its first impact)
 CASES = [pytest.param("bounce", 2, 110, id="bounce"),
-         pytest.param("cradle", 2, 3, id="cradle", marks=pytest.mark.slow),
+         pytest.param("cradle", 2, 0, id="cradle", marks=pytest.mark.slow),
          # the armature stage (lane 0's) with contacts: a free box standing on two armed legs; 5 min to compile
-         pytest.param("armed_lander", 2, 5, id="armed_lander", marks=pytest.mark.slow),
+         pytest.param("armed_lander", 2, 80, id="armed_lander", marks=pytest.mark.slow),
          # muscles, tendons and the activations (lane 0's), on joints without contacts
          pytest.param("leg2", 2, 5, id="leg2", marks=pytest.mark.slow)]
 SOURCES = {"armed_lander": SCENES.parent / "tests" / "mjcf" / "armed_lander.xml"}
@@ -51,10 +52,11 @@ def test_parity_grad_lanes(name: str, batch: int, steps: int):
   gout = Tensor(rng.normal(size=packed.shape).astype(np.float32), device="WEBGPU").realize()
   ctrl = Tensor(rng.normal(size=(batch, model.nact)).astype(np.float32), device="WEBGPU") if model.nact else None
   one, many = ([g.numpy() for g in wgsl.step_vjp(model, packed, ctrl, gout, lanes=lanes)] for lanes in (1, 32))
-  if name != "leg2":
-    contact = wgsl.param_grads(model, Tensor(one[2]))
-    assert np.abs(contact["geom_friction"].numpy()).max() + np.abs(contact["geom_restitution"].numpy()).max() > 0, \
-      "no contact in this step: the lanes' contact stages would go untested"
+  if name != "leg2":   # a contact in this step: its geoms' parameters have a gradient
+    geom = wgsl.param_grads(model, Tensor(one[2]))
+    touch = {k: float(np.abs(geom[k].numpy()).max()) for k in ("geom_size", "geom_friction", "geom_restitution")}
+    print(f"{name}: largest geom parameter gradients {touch}")
+    assert max(touch.values()) > 0, "no contact in this step: the lanes' contact stages would go untested"
   for field, a, b in zip(("state", "ctrl", "params"), one, many):
     assert np.isfinite(b).all(), field
     print(f"{name} x{batch}, 32 lanes against 1, {field}: relative {rel(a, b):.2e}, equal {np.array_equal(a, b)}")
