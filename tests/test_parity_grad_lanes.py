@@ -27,13 +27,15 @@ from oracle.packed import pack_state
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
 REL = 1e-6
-# scene, batch, env-steps from its kicked start to a state in contact (bounce: the step of its first impact)
-CASES = [pytest.param("bounce", 2, 110, id="bounce"),
-         pytest.param("cradle", 2, 0, id="cradle", marks=pytest.mark.slow),
+# scene, batch, env-steps from its kicked start to a state in contact (bounce: the step of its first impact), and the
+# tape's mode (None: store where it fits, kernels/tape.py store_mode; False: replay each substep)
+CASES = [pytest.param("bounce", 2, 110, None, id="bounce"),
+         pytest.param("bounce", 2, 110, False, id="bounce-replay", marks=pytest.mark.slow),
+         pytest.param("cradle", 2, 0, None, id="cradle", marks=pytest.mark.slow),
          # the armature stage (lane 0's) with contacts: a free box standing on two armed legs; 5 min to compile
-         pytest.param("armed_lander", 2, 80, id="armed_lander", marks=pytest.mark.slow),
+         pytest.param("armed_lander", 2, 80, None, id="armed_lander", marks=pytest.mark.slow),
          # muscles, tendons and the activations (lane 0's), on joints without contacts
-         pytest.param("leg2", 2, 5, id="leg2", marks=pytest.mark.slow)]
+         pytest.param("leg2", 2, 5, None, id="leg2", marks=pytest.mark.slow)]
 SOURCES = {"armed_lander": SCENES.parent / "tests" / "mjcf" / "armed_lander.xml"}
 
 
@@ -41,8 +43,8 @@ def rel(a: np.ndarray, b: np.ndarray) -> float:
   return float(np.linalg.norm(a - b) / max(np.linalg.norm(a), 1e-30))
 
 
-@pytest.mark.parametrize("name,batch,steps", CASES)
-def test_parity_grad_lanes(name: str, batch: int, steps: int):
+@pytest.mark.parametrize("name,batch,steps,store", CASES)
+def test_parity_grad_lanes(name: str, batch: int, steps: int, store: bool | None):
   model = engine.load_scene(SOURCES.get(name, SCENES / f"{name}.json"), device="WEBGPU")
   sim = Simulator(model, batch, backend="wgsl")
   state = sim.reset(seed=1, noise=0.3)
@@ -51,7 +53,8 @@ def test_parity_grad_lanes(name: str, batch: int, steps: int):
   rng = np.random.default_rng(0)
   gout = Tensor(rng.normal(size=packed.shape).astype(np.float32), device="WEBGPU").realize()
   ctrl = Tensor(rng.normal(size=(batch, model.nact)).astype(np.float32), device="WEBGPU") if model.nact else None
-  one, many = ([g.numpy() for g in wgsl.step_vjp(model, packed, ctrl, gout, lanes=lanes)] for lanes in (1, 32))
+  one, many = ([g.numpy() for g in wgsl.step_vjp(model, packed, ctrl, gout, store=store, lanes=lanes)]
+               for lanes in (1, 32))
   if name != "leg2":   # a contact in this step: its geoms' parameters have a gradient
     geom = wgsl.param_grads(model, Tensor(one[2]))
     touch = {k: float(np.abs(geom[k].numpy()).max()) for k in ("geom_size", "geom_friction", "geom_restitution")}
