@@ -91,8 +91,9 @@ fn gather_side_adj(b: i32, g: SideAdj) { add_side_grad(b, g, 1.0); }
 
 // --- an item's gradient into one of its bodies. The contact stages and the solve run their items (joints, contact
 // slots, pairs) on the items' lanes, and two items may share a body: with LANES > 1 an item writes its share to its
-// record on the tape (put_rec: REC_W floats per side from TAPE_REC), and after a barrier each body's lane adds its
-// items' records up in the one-lane order (gather_*), so the state's gradients do not depend on LANES. With one
+// record on the tape (REC_W floats per side from TAPE_REC), and after a barrier each body's lane adds its items'
+// records up in the one-lane order (add_rec: the solve's joints in JOINT_ORDER, then gather_slots; the narrowphase's
+// pairs in live order), so the state's gradients do not depend on LANES but for rounding. With one
 // lane the share goes to the body at once. n: the side's split count (1 for a gathered side); u, r: the stage's
 // vector pair, the body's D and TH (vw = false: the solve) or v and w (vw = true: the contact velocity pass and the
 // narrowphase) ---
@@ -148,8 +149,7 @@ fn joint_corr_grad(j: u32) -> Correction {
 // pass; D, TH before a Jacobi iteration), then, for an iteration, the multipliers. With LANES > 1 each lane records
 // and restores what it owns, the lane the forward stages give it (a body, a muscle, a slot or a joint's multipliers
 // on lane k % LANES, k its index in its loop), so that the stage after a record may change what it recorded without
-// a barrier (lavapipe compiles each barrier as a suspension point: the drop's backward on 32 lanes took 59 s to
-// compile with 58 of them, 3.8 s with none); a restore's readers on other lanes wait for the caller's barrier ---
+// a barrier; a restore's readers on other lanes wait for the caller's barrier ---
 fn t3(o: u32) -> vec3<f32> { return vec3<f32>(tape[o], tape[o + 1u], tape[o + 2u]); }
 fn put3(o: u32, v: vec3<f32>) { tape[o] = v.x; tape[o + 1u] = v.y; tape[o + 2u] = v.z; }
 fn put_pose(o: u32, k: u32) { put3(o, bx[k]); tape[o + 3u] = bq[k].w; put3(o + 4u, bq[k].v); }
