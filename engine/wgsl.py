@@ -329,9 +329,11 @@ def backward_lanes(model: Model, batch: int, lanes: int | None = None) -> int:
   (kernels.lanes.lanes_fit). On lavapipe (2026-11-27, backward alone, 32 lanes against one, env-steps/s:
   bench/README.md) the lanes do not pay: stack10 x1 95 against 215, cradle x2 257 against 1,409, drop x2 1,891
   against 2,906, and their program compiles in 45 to 150 s against 6 to 40. On a GPU one invocation per env leaves
-  all but B threads idle (not measured: no device was lent)."""
+  all but B threads idle (not measured: no device was lent). An explicit `lanes` that the env's state does not fit
+  raises (kernels.lanes.check_lanes names the bytes); LANES and the default fall back to one lane there."""
   from kernels.lanes import lanes_fit
-  lanes = lanes or LANES or (1 if cpu_adapter() else default_lanes(model, batch, False))
+  if lanes: return lanes
+  lanes = LANES or (1 if cpu_adapter() else default_lanes(model, batch, False))
   return lanes if lanes == 1 or lanes_fit(model, backward=True) else 1
 
 

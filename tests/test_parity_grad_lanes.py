@@ -64,3 +64,14 @@ def test_parity_grad_lanes(name: str, batch: int, steps: int, store: bool | None
     assert np.isfinite(b).all(), field
     print(f"{name} x{batch}, 32 lanes against 1, {field}: relative {rel(a, b):.2e}, equal {np.array_equal(a, b)}")
     assert rel(a, b) <= REL, (field, rel(a, b))
+
+
+def test_parity_grad_lanes_too_many_is_named():
+  """Asked for lanes whose shared state overflows workgroup memory, the backward names the bytes instead of falling
+  back silently (pile200: 200 bodies); LANES and the default fall back to one lane."""
+  model = engine.load_scene(SCENES / "pile200.json", device="WEBGPU")
+  packed = Tensor.zeros(1, model.nbody, 13, device="WEBGPU")
+  with pytest.raises(ValueError, match="workgroup memory"):
+    wgsl.step_vjp(model, packed, None, packed, lanes=32)
+  assert wgsl.backward_lanes(model, 1) == 1
+
