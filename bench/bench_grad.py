@@ -23,6 +23,7 @@ import contextlib
 import importlib.metadata
 import json
 import platform
+import re
 import statistics
 import sys
 import time
@@ -122,10 +123,15 @@ def run(name: str, batch: int, steps: int) -> dict:
   # the two modes' step gradients (tests/test_grad_kernel.py test_parity_store_replay): equal but for rounding
   out["store_vs_replay_rel"] = float(np.linalg.norm(grads[1] - grads[0]) / max(np.linalg.norm(grads[0]), 1e-30))
   store = store_mode(model, batch, damping)
-  with recompute_only():
-    vjp = jit(lambda p, g: tuple(t.contiguous().realize() for t in wgsl.step_vjp(model, p, None, g, damping, store)))
-    (wall,) = timed(lambda: [vjp(p, u) for _ in range(steps)])
-  out["backward_recompute_only"] = {"env_steps_s": batch * steps / wall}
+  for tape, key in ((True, "backward_recompute_only"), (False, "backward_recompute_only_no_tape")):
+    with recompute_only(tape):
+      vjp = jit(lambda p, g: tuple(t.contiguous().realize() for t in wgsl.step_vjp(model, p, None, g, damping, store)))
+      (wall,) = timed(lambda: [vjp(p, u) for _ in range(steps)])
+    out[key] = {"env_steps_s": batch * steps / wall}
+  # the forward at one step a launch, as the backward launches (the forward above runs every step in one launch)
+  one = Simulator(model, batch, backend="wgsl", steps_per_call=1, tier_up=0)
+  (wall,) = timed(lambda: one.rollout(start, steps).body_pos.numpy())
+  out["forward_one_step_a_launch_env_steps_s"] = batch * steps / wall
   return out
 
 
@@ -149,19 +155,27 @@ def run_lanes(name: str, batch: int, steps: int, lanes: int) -> dict:
   return out
 
 
+HOOKS = ("tape_start", "tape_iteration", "tape_solve", "tape_slots", "tape_contact_velocity", "tape_damping",
+         "tape_armature")
+
+
 @contextlib.contextmanager
-def recompute_only():
+def recompute_only(tape: bool = True):
   """step_vjp's program without its adjoint loop (kernels/adjoint/xpbd_step.wgsl: the substeps' adjoints cut out), so
   that what is left is the backward's forward pass from the checkpoint and its tape: how much of the backward that
   is. One tape entry, at an index the compiler cannot know (from the output gradient), goes to the output, so that
-  the tape's writes stay live (a private tape nothing reads would be compiled away). Its gradient is meaningless."""
+  the tape's writes stay live (a private tape nothing reads would be compiled away), and so does a body's position.
+  tape=False: the tape's hooks return at once, which leaves the forward pass alone. Its gradient is meaningless."""
   import kernels.program as kp
   cut, whole = "for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }", kp.backward_source
-  def backward_source_recompute_only(*args, **kwargs):   # its own name: engine.wgsl.program_text caches by name
+  def source(*args, **kwargs):
     text = whole(*args, **kwargs)
     assert cut in text, "kernels/adjoint/xpbd_step.wgsl's adjoint loop changed: update bench/bench_grad.py"
-    return text.replace(cut, "outp[go] = tape[tb + u32(abs(gout[base])) % TAPE];")
-  kp.backward_source = backward_source_recompute_only
+    text = text.replace(cut, "outp[go] = tape[tb + u32(abs(gout[base])) % TAPE] + bx[0].x;")
+    for fn in () if tape else HOOKS: text = re.sub(rf"(fn {fn}\([^)]*\) \{{)", r"\1 if (true) { return; }", text)
+    return text
+  source.__name__ = f"backward_source_recompute_only_{tape}"   # engine.wgsl.program_text caches by name
+  kp.backward_source = source
   try:
     yield
   finally:
