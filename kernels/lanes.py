@@ -36,22 +36,25 @@ def default_lanes(model: Model, batch: int, cpu: bool) -> int:
   Otherwise 32, the better of 32 and 64 on lavapipe and a GPU's warp: stack10's 260 contact slots then run 9 per
   lane instead of 260 in one thread, and 64 envs occupy 64 workgroups instead of one (GPU speed not measured yet).
   Also 1 where one env's state overflows workgroup memory, or there are more envs than workgroups in a dispatch."""
-  if contact_tables(model)[0]["NSLOT"] == 0 or state_bytes(model) > WORKGROUP_BYTES or batch > MAX_WORKGROUPS: return 1
+  if contact_tables(model)[0]["NSLOT"] == 0 or not lanes_fit(model) or batch > MAX_WORKGROUPS: return 1
   return 1 if cpu and batch >= CPU_ONE_LANE_BATCH else 32
 
 
-def check_lanes(model: Model, lanes: int, backward: bool = False) -> None:
-  """lanes in range, and the env's working state (and the backward's adjoint state) within workgroup memory."""
-  if not 1 <= lanes <= MAX_LANES: raise ValueError(f"lanes={lanes}: expected 1 .. {MAX_LANES}")
-  need = state_bytes(model) + (adjoint_bytes(model) if backward else 0)
-  if lanes > 1 and need > WORKGROUP_BYTES:
-    raise ValueError(f"{model.name}: lanes={lanes} keeps the env's {'adjoint ' if backward else ''}state in workgroup "
-                     f"memory, {need} bytes > WebGPU's {WORKGROUP_BYTES}; use lanes=1")
+def shared_bytes(model: Model, backward: bool = False) -> int:
+  """Bytes of workgroup memory an env takes with LANES > 1: its working state, and the backward's adjoint state."""
+  return state_bytes(model) + (adjoint_bytes(model) if backward else 0)
 
 
 def lanes_fit(model: Model, backward: bool = False) -> bool:
-  """Whether the env's state (and the backward's adjoint state) fits workgroup memory, as LANES > 1 needs."""
-  return state_bytes(model) + (adjoint_bytes(model) if backward else 0) <= WORKGROUP_BYTES
+  return shared_bytes(model, backward) <= WORKGROUP_BYTES
+
+
+def check_lanes(model: Model, lanes: int, backward: bool = False) -> None:
+  """lanes in range, and the env's shared state (shared_bytes) within workgroup memory."""
+  if not 1 <= lanes <= MAX_LANES: raise ValueError(f"lanes={lanes}: expected 1 .. {MAX_LANES}")
+  if lanes > 1 and not lanes_fit(model, backward):
+    raise ValueError(f"{model.name}: lanes={lanes} keeps the env's {'adjoint ' if backward else ''}state in workgroup "
+                     f"memory, {shared_bytes(model, backward)} bytes > WebGPU's {WORKGROUP_BYTES}; use lanes=1")
 
 
 def workgroup_size(lanes: int, batch: int) -> int:
