@@ -172,7 +172,9 @@ def recompute_only(tape: bool = True):
     text = whole(*args, **kwargs)
     assert cut in text, "kernels/adjoint/xpbd_step.wgsl's adjoint loop changed: update bench/bench_grad.py"
     text = text.replace(cut, "outp[go] = tape[tb + u32(abs(gout[base])) % TAPE] + bx[0].x;")
-    for fn in () if tape else HOOKS: text = re.sub(rf"(fn {fn}\([^)]*\) \{{)", r"\1 if (true) { return; }", text)
+    for fn in () if tape else HOOKS:   # each hook must be there: a renamed one would leave its writes in silently
+      text, n = re.subn(rf"(fn {fn}\([^)]*\) \{{)", r"\1 if (true) { return; }", text)
+      assert n == 1, f"kernels/tape.py's hook {fn} not found: update bench/bench_grad.py HOOKS"
     return text
   source.__name__ = f"backward_source_recompute_only_{tape}"   # engine.wgsl.program_text caches by name
   kp.backward_source = source

@@ -46,6 +46,7 @@ def shared_bytes(model: Model, backward: bool = False) -> int:
 
 
 def lanes_fit(model: Model, backward: bool = False) -> bool:
+  """Whether the env's shared state (shared_bytes) fits workgroup memory, as LANES > 1 needs."""
   return shared_bytes(model, backward) <= WORKGROUP_BYTES
 
 
