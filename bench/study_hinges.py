@@ -1,14 +1,15 @@
 """Bodies on two or three hinges (issue 19: Gymnasium's humanoid), the kinematics a scene joint for them needs,
-checked against MuJoCo before any of it goes into the engine.
+checked against MuJoCo. The engine now carries them this way (oracle/constraints/hinges.py, kernels/hinges.wgsl;
+docs/scenes.md), all but armature and stiffness on them (claim 4 is what the armature stage will need).
 
   python bench/study_hinges.py          # ~1 min; bench/results_hinges.json
 
 Gymnasium's humanoid (and humanoidstandup) hangs five bodies from several hinges through one point: lwaist on abdomen_z,
 abdomen_y; each thigh on hip_x, hip_z, hip_y; each upper arm on shoulder1, shoulder2 (axes (2, 1, 1) and (0, -1, 1):
-not the frame's axes). engine/mjcf.py refuses them ("this engine joins two bodies by one joint"). Every one of those
-hinges carries a range, armature, damping and most a spring and a motor, so the scene needs the hinges' coordinates,
-not only the joint's constraint. MuJoCo composes a body's joints in order: with a_i each hinge's axis in the child's
-frame at qpos0 and E the child's rotation relative to where qpos0 puts it (in that frame),
+not the frame's axes). Every one of those hinges carries a range, armature, damping and most a spring and a motor, so
+the scene needs the hinges' coordinates, not only the joint's constraint. MuJoCo composes a body's joints in order:
+with a_i each hinge's axis in the child's frame at qpos0 and E the child's rotation relative to where qpos0 puts it
+(in that frame),
 
   E = exp(t1 a1) exp(t2 a2) [exp(t3 a3)]            (mj_kinematics: xquat = xquat * axisangle(axis_i, qpos_i))
 
@@ -20,9 +21,10 @@ rates within its ranges:
    two axes kept at their rest angle (the XPBD paper's "aligning" row with the pair's dot product instead of the
    hinge's cross product). Checked: |a1 . E a2 - a1 . a2| (hooke_residual).
 2. Three hinges with independent axes leave the rotation free: the ball's positional rows, and nothing angular but
-   the limits. Their coordinates are Davenport angles (decompose): t2 solves a1 . E a3 = a1 . exp(t2 a2) a3, a sinusoid
-   in t2 (two roots: the one nearer 0, which every humanoid range holds, |t2| < 90 deg on orthogonal axes); then t1
-   turns exp(t2 a2) a3 onto E a3 about a1, and t3 is what is left about a3. Checked: decompose(E) against qpos.
+   the limits. Their coordinates are Davenport angles (decompose: engine.mjcf_state.hinge_group_angles): t2 solves
+   a1 . E a3 = a1 . exp(t2 a2) a3, a sinusoid in t2 (two roots: the one nearer 0, which every humanoid range holds,
+   |t2| < 90 deg on orthogonal axes); then t1 turns exp(t2 a2) a3 onto E a3 about a1, and t3 is what is left about
+   a3. Checked: decompose(E) against qpos.
 3. The coordinates' rates: the child's angular velocity relative to the parent is sum_i t_i' w_i, w_i hinge i's axis
    in the world at the current pose (w1 turns with the parent, w2 with exp(t1 a1), w3 with the child). Solving that
    3 x 3 (or 3 x 2, least squares) system gives qvel. Checked against MuJoCo's qvel, with w_i from world_axes against
@@ -61,6 +63,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from engine.mjcf_state import hinge_group_angles as decompose  # noqa: E402 (claim 2: the engine's own)
 from engine.npquat import quat_conj, quat_mul, quat_to_mat  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results_hinges.json"
@@ -71,34 +74,6 @@ def rot(axis: np.ndarray, angle: float) -> np.ndarray:
   """exp(angle [axis]x): the turn by `angle` [rad] about the unit `axis` (Rodrigues)."""
   k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
   return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
-
-
-def turn_about(axis: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-  """The signed angle about the unit `axis` that takes a's component across it onto b's."""
-  a, b = a - axis * (axis @ a), b - axis * (axis @ b)
-  return float(np.arctan2(axis @ np.cross(a, b), a @ b))
-
-
-def decompose(axes: np.ndarray, e: np.ndarray) -> np.ndarray:
-  """Coordinates t with e = exp(t1 a1) exp(t2 a2) [exp(t3 a3)] for the (k, 3) unit axes (k = 2 or 3), the branch
-  nearest t = 0 (claim 2). With two axes, e need only satisfy the Hooke row approximately: t1 aligns a2's image, t2
-  a1's preimage."""
-  if len(axes) == 2:
-    a1, a2 = axes
-    return np.array([turn_about(a1, a2, e @ a2), turn_about(a2, e.T @ a1, a1)])
-  a1, a2, a3 = axes
-  # a1 . exp(t a2) a3 = p cos t + q sin t + r (Rodrigues), and exp(t1 a1) keeps the dot with a1
-  r = (a1 @ a2) * (a2 @ a3)
-  p, q = a1 @ a3 - r, a1 @ np.cross(a2, a3)
-  phase, amp = np.arctan2(q, p), np.hypot(p, q)
-  off = np.arccos(np.clip((a1 @ e @ a3 - r) / amp, -1.0, 1.0))
-  roots = np.array([phase + off, phase - off])
-  roots = (roots + np.pi) % (2 * np.pi) - np.pi
-  t2 = float(roots[np.argmin(np.abs(roots))])
-  t1 = turn_about(a1, rot(a2, t2) @ a3, e @ a3)
-  rest = (rot(a1, t1) @ rot(a2, t2)).T @ e   # exp(t3 a3)
-  u = np.cross(a3, [1.0, 0.0, 0.0] if abs(a3[0]) < 0.9 else [0.0, 1.0, 0.0])
-  return np.array([t1, t2, turn_about(a3, u, rest @ u)])
 
 
 def world_axes(frame: np.ndarray, axes: np.ndarray, t: np.ndarray) -> np.ndarray:

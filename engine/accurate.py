@@ -7,8 +7,10 @@ whose timestep is the scene's dt; one call is one mj_step. State moves between t
 - maximal -> generalised (`generalised`): each MuJoCo body moves rigidly with its scene body, from the offset it had at
   qpos0 (where the scene's poses were taken). A free joint's qpos is its body's frame; a hinge's angle, a slide's
   offset and a ball's quaternion are the child's pose relative to its parent's beyond their qpos0 relation (MuJoCo's
-  mj_kinematics read backwards). qvel is the least-squares solution of J qvel = (v, w) over every body (mj_jacBody):
-  exact when the bodies' velocities respect the joints, their projection onto the joints' motions otherwise.
+  mj_kinematics read backwards; two or three hinges on one body: the angles that compose that relative turn,
+  engine.mjcf_state.hinge_group_angles). qvel is the least-squares solution of J qvel = (v, w) over every body
+  (mj_jacBody): exact when the bodies' velocities respect the joints, their projection onto the joints' motions
+  otherwise.
 - generalised -> maximal: engine.mjcf.bodies_from_mujoco.
 Muscle activations are MuJoCo's act (both in actuator order); controls are MuJoCo's ctrl.
 
@@ -28,7 +30,8 @@ from tinygrad import Tensor
 from tinygrad.dtype import _to_np_dtype
 from engine.mjcf import FREE, HINGE, SLIDE, _mujoco, bodies_from_mujoco, body_index, compile_mjcf, from_mjcf, \
   model_frames
-from engine.npquat import quat_conj, quat_mul, quat_rotate
+from engine.mjcf_state import hinge_group_angles
+from engine.npquat import quat_conj, quat_mul, quat_rotate, quat_to_mat
 from oracle.types import State
 
 
@@ -115,9 +118,16 @@ class MuJoCoStep:
       xquat.append(quat_mul(quat[s], rel_q))
     qpos = m.qpos0.copy()
     several = [b for b in range(1, m.nbody) if m.body_jntnum[b] > 1]   # planar joints: two slides and a hinge
+    for b in several:   # two or three hinges: their angles at once (the converter's hinge groups)
+      joints = [j for j in range(m.njnt) if m.jnt_bodyid[j] == b]
+      if any(m.jnt_type[j] != HINGE for j in joints): continue
+      frame = quat_mul(xquat[int(m.body_parentid[b])], m.body_quat[b])
+      e = quat_to_mat(quat_mul(quat_conj(frame), xquat[b]))
+      qpos[[m.jnt_qposadr[j] for j in joints]] += hinge_group_angles(m.jnt_axis[joints], e)
     for j in range(m.njnt):
       b, a = int(m.jnt_bodyid[j]), int(m.jnt_qposadr[j])
       if b in several and m.jnt_type[j] == SLIDE: continue   # below, once the hinge is set
+      if b in several and all(m.jnt_type[k] == HINGE for k in range(m.njnt) if m.jnt_bodyid[k] == b): continue
       p = int(m.body_parentid[b])
       kind, frame = int(m.jnt_type[j]), quat_mul(xquat[p], m.body_quat[b])   # the child's frame at qpos = qpos0
       if kind == FREE:

@@ -45,7 +45,8 @@ from engine.mjcf_contacts import collisions, contact_friction, geom_pairs
 from engine.mjcf_physics import gravity, refuse_options
 from engine.mjcf_state import bodies_from_mujoco, body_index, model_frames  # noqa: F401 (their home until now)
 from engine.mjcf_write import PREFIX
-from engine.scene_schema import SceneError, armed_tree_conflict
+from engine.scene_fields import SceneError
+from engine.scene_joints import armed_tree_conflict
 
 # mjtGeom, mjtJoint, mjtTrn, mjtGain, mjtBias, mjtDyn (mujoco/mjmodel.h)
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
@@ -145,7 +146,7 @@ class _Converter:
     """The group (scene body) of each MuJoCo body: the body itself when it has a joint, its parent's group when it
     has none (welded; the world's group is 0), and the joint of each group's root."""
     m = self.m
-    group, joint_of, self.multi = [0] * m.nbody, {}, {}
+    group, joint_of, self.multi, self.hinges = [0] * m.nbody, {}, {}, {}
     for b in range(1, m.nbody):
       joints = [j for j in range(m.njnt) if m.jnt_bodyid[j] == b]
       one = self.planar_hinge(b, joints) if len(joints) > 1 else None
@@ -153,11 +154,15 @@ class _Converter:
       if one is not None:
         self.multi[b] = joints
         joints = [one]
+      elif len(joints) > 1 and self.hinge_group(b, joints):   # scene joints of their own, "after" the one before
+        self.hinges[b] = joints
+        joints = joints[:1]
       if len(joints) > 1:
         kinds = ", ".join(f"{self.name('joint', j)} ({JOINT_KIND.get(int(m.jnt_type[j]), 'free')})" for j in joints)
         self.fail(f"body '{self.name('body', b)}': {len(joints)} joints ({kinds}); this engine joins two bodies by one "
                   "joint (a chain of bodies with one joint each converts, and so do two slides across a hinge's axis: "
-                  "a planar joint, and two orthogonal slides: a slide2 joint)")
+                  "a planar joint, two orthogonal slides: a slide2 joint, and two or three hinges through one point "
+                  "with independent axes)")
       if joints and m.jnt_type[joints[0]] == FREE and m.body_parentid[b] != 0:
         self.fail(f"body '{self.name('body', b)}': a free joint below another body")
       group[b] = b if joints else group[m.body_parentid[b]]
@@ -177,6 +182,23 @@ class _Converter:
     if abs(u @ n) > 1e-9 or abs(v @ n) > 1e-9 or np.linalg.norm(np.cross(u, v)) < 1e-6: return None
     self.refuse_coordinates(b, joints, "the planar joint", "two slides across a hinge", ranges=False)
     return hinge
+
+  def hinge_group(self, b: int, joints: list[int]) -> bool:
+    """Whether a body's joints are two or three hinges through one point with independent axes (the humanoid's
+    waist, thighs, upper arms): each a scene hinge, the second and third "after" the one before (a hinge2 or hinge3
+    group, oracle/constraints/hinges.py). Their ranges must hold the reference pose (refused by name); their armature
+    and stiffness the armature stage carries (oracle/armature.py)."""
+    m, d = self.m, self.d
+    if len(joints) > 3 or any(m.jnt_type[j] != HINGE for j in joints): return False
+    if any(np.abs(d.xanchor[j] - d.xanchor[joints[0]]).max() > 1e-9 for j in joints): return False
+    axes = np.array([d.xaxis[j] for j in joints])
+    if (abs(np.linalg.det(axes)) if len(joints) == 3 else np.linalg.norm(np.cross(*axes))) < 1e-6: return False
+    for j in joints:
+      lo, hi = m.jnt_range[j] - m.qpos0[m.jnt_qposadr[j]]
+      if m.jnt_limited[j] and not lo <= 0.0 <= hi:
+        self.fail(f"joint '{self.name('joint', j)}': one of {len(joints)} hinges on body '{self.name('body', b)}' "
+                  f"with a range {[float(lo), float(hi)]} that leaves out its reference pose is not supported")
+    return True
 
   def two_slides(self, b: int, joints: list[int]) -> int | None:
     """The first of a body's two slides with orthogonal axes (a slide2 joint: the child keeps its orientation and
@@ -221,8 +243,10 @@ class _Converter:
       if group[m.geom_bodyid[g]] == 0: world_geoms.append(self.geom(g, np.zeros(3), np.array([1.0, 0, 0, 0]), None))
     for b in roots:
       bodies.append(self.body(b, [k for k in range(m.nbody) if group[k] == b], joint_of.get(b)))
-    joints = [self.joint(joint_of[b], names[group[m.body_parentid[b]]], names[b]) for b in roots
-              if m.jnt_type[joint_of[b]] != FREE]
+    joints = [{**self.joint(j, names[group[m.body_parentid[b]]], names[b]),
+               **({"after": self.name("joint", self.hinges[b][k - 1])} if k else {})}
+              for b in roots if m.jnt_type[joint_of[b]] != FREE
+              for k, j in enumerate(self.hinges.get(b, [joint_of[b]]))]
     self.check_armed_trees(joints)
     equalities = equality_joints(self, group, names)
     joints += [j for j, _ in equalities]
@@ -235,11 +259,13 @@ class _Converter:
              "world": {"geoms": world_geoms}, "bodies": bodies, "joints": joints, "sites": sites, "tendons": tendons,
              "actuators": [self.actuator(a, joint_of) for a in range(m.nu)]}
     collisions(self, scene, pairs, names, joint_of, group, equalities)
+    for k, j in enumerate(scene["joints"]):   # a group's hinges join their bodies as one joint
+      if "after" in j and "collide" in scene["joints"][k - 1]: j["collide"] = scene["joints"][k - 1]["collide"]
     apply_extras(self, scene, self.extras)
     return scene
 
   def check_armed_trees(self, joints: list[dict]) -> None:
-    """Armature needs a tree of hinges and slides (engine/scene_schema.py armed_tree_conflict): refused here, naming
+    """Armature needs a tree of hinges and slides (engine/scene_joints.py armed_tree_conflict): refused here, naming
     the joints, rather than when the scene is loaded."""
     if bad := armed_tree_conflict(joints): self.fail(bad[1])
 
@@ -388,7 +414,8 @@ class _Converter:
     m, name = self.m, self.name("actuator", a)
     if m.actuator_trntype[a] == TRN_TENDON: return muscle(self, a)
     j = int(m.actuator_trnid[a, 0])
-    if j not in joint_of.values(): self.fail(f"actuator '{name}': its joint is not converted")
+    if j not in joint_of.values() and not any(j in g for g in self.hinges.values()):
+      self.fail(f"actuator '{name}': its joint is not converted")
     kind = JOINT_KIND.get(int(m.jnt_type[j]))
     if m.actuator_dyntype[a] != 0: self.fail(f"actuator '{name}': activation dynamics (dyntype) are not supported")
     if m.actuator_forcelimited[a]: self.fail(f"actuator '{name}': forcerange is not supported")

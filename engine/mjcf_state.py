@@ -55,3 +55,28 @@ def bodies_from_mujoco(scene: dict, m, d, d0, frames: tuple[np.ndarray, np.ndarr
     out["angvel"].append(res[:3])
     out["vel"].append(res[3:] + np.cross(res[:3], pos - d.xipos[b]))
   return {k: np.array(v) for k, v in out.items()}
+
+
+def hinge_group_angles(axes: np.ndarray, e: np.ndarray) -> np.ndarray:
+  """MuJoCo's qpos - qpos0 of a body's two or three hinges through one point (oracle/constraints/hinges.py) from the
+  body's rotation e (3, 3) relative to its frame at qpos0, in that frame; axes (k, 3) the hinges' jnt_axis: the t with
+  e = exp(t1 a1) exp(t2 a2) [exp(t3 a3)], the root of t2 nearer 0 (bench/study_hinges.py, claim 2)."""
+  axes = axes / np.linalg.norm(axes, axis=1, keepdims=True)
+  def rot(k, t):
+    x = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + np.sin(t) * x + (1.0 - np.cos(t)) * (x @ x)
+  def about(k, a, b):
+    a, b = a - k * (k @ a), b - k * (k @ b)
+    return float(np.arctan2(k @ np.cross(a, b), a @ b))
+  if len(axes) == 2:
+    a1, a2 = axes
+    return np.array([about(a1, a2, e @ a2), about(a2, e.T @ a1, a1)])
+  a1, a2, a3 = axes
+  r = (a1 @ a2) * (a2 @ a3)
+  p, q = a1 @ a3 - r, a1 @ np.cross(a2, a3)
+  off = np.arccos(np.clip((a1 @ e @ a3 - r) / np.hypot(p, q), -1.0, 1.0))
+  roots = (np.arctan2(q, p) + np.array([off, -off]) + np.pi) % (2 * np.pi) - np.pi
+  t2 = float(roots[np.argmin(np.abs(roots))])
+  t1 = about(a1, rot(a2, t2) @ a3, e @ a3)
+  return np.array([t1, t2, about(a3, a1, (rot(a1, t1) @ rot(a2, t2)).T @ e @ a1)])
+

@@ -65,10 +65,10 @@ def mjcf_indices(src) -> dict[str, list[int]]:
   w.xml()
   bodies = [w.mj_order.index(i) + 1 for i in range(len(w.names))]
   # one per body (None: its free joint); a planar joint's hinge comes after its two slides, a slide2's second slide
-  # after its first (the one named as the scene joint)
+  # after its first (the one named as the scene joint), a group's hinges one after the other
   def mj(k):
     kind = None if k is None else w.s["joints"][k]["type"]
-    return {"planar": [None, None, k], "slide2": [k, None]}.get(kind, [k])
+    return {"planar": [None, None, k], "slide2": [k, None]}.get(kind, [k, *w.after.get(k, [])])
   mj_joints = [k for i in w.mj_order for k in mj(w.parent_joint.get(i))]
   joints = [mj_joints.index(k) if k in mj_joints else w.equality.index(k) for k in range(len(w.s["joints"]))]
   return {"bodies": bodies, "joints": joints, "actuators": list(range(len(w.s["actuators"])))}
@@ -102,12 +102,17 @@ class _Writer:
     scene's joint order; the joints written as equalities instead go to self.equality (module docstring)."""
     held: dict[int, int] = {}
     self.equality: list[int] = []
+    self.after: dict[int, list[int]] = {}   # a group's first hinge -> the others, written in its body after it
     def above(b: int):   # b and the bodies above it in the tree so far
       while True:
         yield b
         if b not in held: return
         b = self.index[self.s["joints"][held[b]]["parent"]]
     for k, j in enumerate(self.s["joints"]):
+      if "after" in j:   # the second or third hinge of a group (engine/scene_joints.py hinge_groups): the same body
+        lead = next(i for i in range(k - 1, -1, -1) if "after" not in self.s["joints"][i])
+        self.after.setdefault(lead, []).append(k)
+        continue
       if j["type"] in ("distance", "fixed"):
         self.equality.append(k)
         continue
@@ -160,7 +165,8 @@ class _Writer:
                        quat=_v(quat_mul(quat_conj(pquat), quat)))
     k = self.parent_joint.get(i)
     if k is None: ET.SubElement(el, "freejoint")
-    else: self.joint(el, k, pos, quat)
+    else:
+      for n in [k, *self.after.get(k, [])]: self.joint(el, n, pos, quat)   # a group's hinges in turning order
     inv = quat_conj(quat)   # the Model's inertial frame in the user frame
     ET.SubElement(el, "inertial", pos=_v(quat_rotate(inv, self.pos0[i] - pos)), quat=_v(quat_mul(inv, self.quat0[i])),
                   mass=_f(self.mass[i]), diaginertia=_v(self.inertia[i]))
@@ -286,7 +292,8 @@ class _Writer:
     # per-element values in the reader's order: MuJoCo's for bodies and geoms, tree joints then distance joints
     bodies = [s["bodies"][i] for i in self.mj_order]
     geoms = s["world"]["geoms"] + [g for b in bodies for g in b["geoms"]]
-    tree = [k for i in self.mj_order if (k := self.parent_joint.get(i)) is not None]
+    tree = [n for i in self.mj_order if (k := self.parent_joint.get(i)) is not None
+            for n in [k, *self.after.get(k, [])]]
     joints = [s["joints"][k] for k in tree + self.equality]
     if any(b["vel"] + b["angvel"] != [0.0] * 6 for b in bodies):
       out["body_vel"] = [x for b in bodies for x in b["vel"] + b["angvel"]]

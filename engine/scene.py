@@ -15,7 +15,9 @@ from tinygrad.dtype import DType, _to_np_dtype
 from engine.mass import body_mass, principal_axes
 from engine.scene_actuators import actuator_arrays
 from engine.npquat import mat_to_quat, quat_canon, quat_conj, quat_mul, quat_rotate, quat_to_mat
-from engine.scene_schema import SceneError, read_scene, show, validate
+from engine.scene_fields import SceneError, show
+from engine.scene_joints import hinge_groups
+from engine.scene_schema import read_scene, validate
 from engine.scene_tendons import site_arrays
 from oracle.broadphase import pair_allowed
 from oracle.types import GEOM_TYPES, WORLD, Model
@@ -53,12 +55,16 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
   np_dtype = _to_np_dtype(dtype) if dtype in (dtypes.float16, dtypes.float32, dtypes.float64) else np.float64
   _check_finite(arrays, np_dtype, geom_paths)
   tensors = {k: Tensor(np.ascontiguousarray(a, dtype=np_dtype), dtype=dtype, device=device) for k, a in arrays.items()}
+  group = [()] * len(joints)   # two or three hinges on one body: hinge2 or hinge3 joints (oracle/constraints/hinges.py)
+  for g in hinge_groups(joints):
+    for k in g: group[k] = tuple(g)
+  kinds = tuple(f"hinge{len(group[k])}" if group[k] else j["type"] for k, j in enumerate(joints))
   return Model(
     name=scene["name"], nbody=len(bodies), ngeom=len(geom_paths), njoint=len(joints),
     body_name=tuple(b["name"] for b in bodies),
     geom_type=tuple(g["type"] for g in scene["world"]["geoms"]) + tuple(g["type"] for b in bodies for g in b["geoms"]),
     geom_body=(WORLD,) * len(scene["world"]["geoms"]) + tuple(i for i, b in enumerate(bodies) for _ in b["geoms"]),
-    jnt_name=tuple(j["name"] for j in joints), jnt_type=tuple(j["type"] for j in joints),
+    jnt_name=tuple(j["name"] for j in joints), jnt_type=kinds, jnt_group=tuple(group),
     jnt_parent=tuple(WORLD if j["parent"] == "world" else _body_index(bodies, j["parent"]) for j in joints),
     jnt_child=tuple(_body_index(bodies, j["child"]) for j in joints),
     nact=len(scene["actuators"]), act_name=tuple(a["name"] for a in scene["actuators"]),

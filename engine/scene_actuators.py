@@ -11,7 +11,7 @@ Hill model (oracle/muscle.py), its parameters and defaults MuJoCo's (MUSCLE_DEFA
 """
 from __future__ import annotations
 import numpy as np
-from engine.scene_schema import _fail, _keys, _list, _name, _num, _obj, _vec, show
+from engine.scene_fields import _fail, _keys, _list, _name, _num, _obj, _vec, show
 from oracle.muscle import PRM_DEFAULT, TAU_ACT, TAU_DEACT
 from oracle.types import ACTUATOR_TYPES
 
@@ -28,6 +28,7 @@ _COMMON = ("name", "type", "ctrlrange")
 def actuators(raw, joints: list[dict], tendons: list[dict] = ()) -> list[dict]:
   out, seen, driven = [], {}, {}
   kinds = {j["name"]: j["type"] for j in joints}
+  grouped = {j["name"] for j in joints if "after" in j} | {j["after"] for j in joints if "after" in j}
   tendon_names = [t["name"] for t in tendons]
   for i, v in enumerate(_list(raw, "actuators", "a list of actuators", nonempty=False)):
     path = f"actuators[{i}]"
@@ -53,6 +54,9 @@ def actuators(raw, joints: list[dict], tendons: list[dict] = ()) -> list[dict]:
     allowed = ("hinge", "slide") if kind == "motor" else ("hinge",)
     if kinds[joint] not in allowed:
       _fail(f"{path}.joint", f"a {kind} actuator drives a {' or '.join(allowed)} joint; {joint!r} is a {kinds[joint]}")
+    if kind != "motor" and joint in grouped:   # a servo's target is a hinge's angle about its own axis
+      _fail(f"{path}.joint", f"a {kind} actuator drives a hinge alone on its body; {joint!r} is one of two or three "
+            "hinges on one body (a motor may drive it)")
     if joint in driven: _fail(f"{path}.joint", f"joint {joint!r} is already driven by {driven[joint]}")
     driven[joint] = path
     rng = _vec(a.get("ctrlrange", [-1.0, 1.0]), f"{path}.ctrlrange", 2)

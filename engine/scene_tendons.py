@@ -11,7 +11,7 @@ format yet (a two-site limit is a distance joint).
 from __future__ import annotations
 import numpy as np
 from engine.npquat import quat_conj, quat_rotate
-from engine.scene_schema import _fail, _keys, _list, _name, _num, _obj, _vec, show
+from engine.scene_fields import _fail, _keys, _list, _name, _num, _obj, _vec, show
 
 
 def sites(raw, bodies: list[str]) -> list[dict]:

@@ -15,22 +15,35 @@
 var<env> arm_qd0: array<f32, NJOINT_ARR>;   // each armed joint's rate qdot0 at the substep's start
 
 // the joint's coordinate rate from the substep's start state (oracle/armature.py armature_step's qdot0: the
-// relative velocity, linear for a slide, angular for a hinge, along the axis as the parent held it)
+// relative velocity, linear for a slide, angular for a hinge, along the axis as the parent held it; a hinge of a
+// group's along its rate row n_i)
 fn armature_start() {
   for (var k = lane; k < ARM_JSTART[NARMTREE]; k += LANES) {
     let j = ARM_JOINTS[k];
     let par = JNT_PARENT[j];
-    let chi = u32(JNT_CHILD[j]);
-    let a0 = rotate(gather_side(par).q, jv(OFF_JNT_AXIS_PARENT, j));
-    var rel = body_angvel(i32(chi)) - body_angvel(par);
-    if (JNT_TYPE[j] == SLIDE) { rel = body_vel(i32(chi)) - body_vel(par); }
-    arm_qd0[j] = dot(rel, a0);
+    let chi = JNT_CHILD[j];
+    var rel = body_angvel(chi) - body_angvel(par);
+    if (JNT_TYPE[j] == SLIDE) { rel = body_vel(chi) - body_vel(par); }
+    arm_qd0[j] = dot(rel, arm_axis(j, gather_side(par), gather_side(chi)).n);
   }
 }
 
-// a tree's joints at the working state: world axes, anchors, slide flags, and the floating part of each D_j
-struct ArmFrame { a: array<vec3<f32>, ARM_MAX>, p: array<vec3<f32>, ARM_MAX>, sl: array<f32, ARM_MAX>,
-                  rw: array<vec3<f32>, ARM_MAX>, rv: array<vec3<f32>, ARM_MAX> }
+// joint j's world axis a, about which (along which, a slide's) D_j moves the child's subtree, and its rate row n, the
+// coordinate's change per turn (shift) of the child: a lone joint's n is its axis; a hinge of a group's (hinge2,
+// hinge3: kernels/hinges.wgsl) a is its own w_i and n row i of [w1 w2 w3]^-1 (oracle/armature.py _group_axes)
+struct ArmAxis { a: vec3<f32>, n: vec3<f32> }
+fn arm_axis(j: u32, s1: Side, s2: Side) -> ArmAxis {
+  let a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
+  if (JNT_TYPE[j] != HINGE2 && JNT_TYPE[j] != HINGE3) { return ArmAxis(a, a); }
+  let g = hinge_angles(members(j, 0u), s1, s2);
+  var w = array<vec3<f32>, 3>(g.w1, g.w2, g.w3);
+  return ArmAxis(w[JNT_GINDEX[j]], limit_rows(g)[JNT_GINDEX[j]]);
+}
+
+// a tree's joints at the working state: world axes, rate rows (arm_axis), anchors, slide flags, and the floating
+// part of each D_j
+struct ArmFrame { a: array<vec3<f32>, ARM_MAX>, n: array<vec3<f32>, ARM_MAX>, p: array<vec3<f32>, ARM_MAX>,
+                  sl: array<f32, ARM_MAX>, rw: array<vec3<f32>, ARM_MAX>, rv: array<vec3<f32>, ARM_MAX> }
 struct Twist { w: vec3<f32>, v: vec3<f32> }
 
 // D_k's angular and linear velocity at body b (oracle: om, ve, with the floating part added when the tree floats)

@@ -5,13 +5,16 @@
 // and arm_solve are kernels/armature.wgsl's; like that file, this one is left out of a program without armature
 // (kernels/program.py UNARMED).
 
-// a tree's frame at the working state: each joint's world axis and anchor from its parent's pose
+// a tree's frame at the working state: each joint's world axis, rate row (arm_axis) and anchor from its parent's
+// pose (and a group's child's)
 fn arm_frame(t: u32, n: u32) -> ArmFrame {
   var f: ArmFrame;
   for (var k = 0u; k < n; k++) {
     let j = ARM_JOINTS[ARM_JSTART[t] + k];
     let par = gather_side(JNT_PARENT[j]);
-    f.a[k] = rotate(par.q, jv(OFF_JNT_AXIS_PARENT, j));
+    let ax = arm_axis(j, par, gather_side(JNT_CHILD[j]));
+    f.a[k] = ax.a;
+    f.n[k] = ax.n;
     f.p[k] = par.x + rotate(par.q, jv(OFF_JNT_ANCHOR_PARENT, j));
     f.sl[k] = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
     f.rw[k] = vec3<f32>(0.0);
@@ -103,11 +106,13 @@ fn arm_float(t: u32, f: ptr<function, ArmFrame>, n: u32) {
   }
 }
 
-// the joint's coordinate at the working state (oracle/joints.py joint_coords): hinge angle, slide position
+// the joint's coordinate at the working state (oracle/joints.py joint_coords): hinge angle (a group's hinge's from
+// the group's angles), slide position
 fn arm_coord(j: u32) -> f32 {
   let s1 = gather_side(JNT_PARENT[j]);
   let s2 = gather_side(JNT_CHILD[j]);
   if (JNT_TYPE[j] == SLIDE) { return slide_frame(j, s1, s2).x; }
+  if (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3) { return hinge_angles(members(j, 0u), s1, s2).t[JNT_GINDEX[j]]; }
   return hinge_angle(j, s1, s2).x;
 }
 
@@ -118,12 +123,12 @@ fn arm_coords(t: u32, n: u32) -> array<f32, ARM_MAX> {
   return q;
 }
 
-// joint k's coordinate change dq since the substep began (DISP for a slide, ROT for a hinge, along the axis) and
+// joint k's coordinate change dq since the substep began (DISP for a slide, ROT for a hinge, along the rate row) and
 // its armed motors' load tau
 fn arm_dq(f: ptr<function, ArmFrame>, j: u32, k: u32) -> f32 {
   var acc = body_rot(JNT_CHILD[j]) - body_rot(JNT_PARENT[j]);
   if (JNT_TYPE[j] == SLIDE) { acc = body_disp(JNT_CHILD[j]) - body_disp(JNT_PARENT[j]); }
-  return dot(acc, (*f).a[k]);
+  return dot(acc, (*f).n[k]);
 }
 fn arm_tau(j: u32) -> f32 {
   var tau = 0.0;

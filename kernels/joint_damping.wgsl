@@ -32,6 +32,17 @@ fn damping_impulse(j: u32, s1: Side, s2: Side, h: f32) -> Damping {
   return Damping(a, dv, along, rel, nd, coef, cap, m, select(0.0, nd.len * m, nd.on));
 }
 
+// a hinge of a group damps its own angle's rate along n_i (kernels/hinges.wgsl limit_rows): the hinge's rule along
+// the unit n_i with the coefficient d |n_i|^2 (oracle/joint_damping.py _grouped); the angular impulse p
+fn grouped_damping(j: u32, s1: Side, s2: Side, h: f32) -> vec3<f32> {
+  let size = norm_dir(limit_rows(hinge_angles(members(j, 0u), s1, s2))[JNT_GINDEX[j]], 1e-12);
+  let dv = body_angvel(JNT_CHILD[j]) - body_angvel(JNT_PARENT[j]);
+  let nd = norm_dir(size.dir * dot(dv, size.dir), 1e-12);
+  let coef = p1(OFF_JNT_DAMPING + j) * JNT_UNARMED[j] * size.len * size.len;
+  let wgen = inv_inertia_along(s1, nd.dir) + inv_inertia_along(s2, nd.dir);
+  return nd.dir * select(0.0, nd.len * min(coef * h, 1.0 / (wgen + 1e-30)), nd.on);
+}
+
 fn joint_damping(h: f32) {
   for (var k = lane; k < NJOINT; k += LANES) {
     let j = JOINT_ORDER[k];  // distance, planar and slide2 joints carry no damping
@@ -39,6 +50,11 @@ fn joint_damping(h: f32) {
     if (t == DISTANCE || t == PLANAR || t == SLIDE2) { jc[j] = zero_corr(); continue; }
     let s1 = split_side(JNT_PARENT[j]);
     let s2 = split_side(JNT_CHILD[j]);
+    if (t == HINGE2 || t == HINGE3) {
+      let p = grouped_damping(j, s1, s2, h);
+      jc[j] = Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
+      continue;
+    }
     let d = damping_impulse(j, s1, s2, h);
     let p = d.nd.dir * d.impulse;
     if (t == SLIDE) { jc[j] = Correction(p * s1.im, vec3<f32>(0.0), -(p * s2.im), vec3<f32>(0.0)); }

@@ -17,7 +17,11 @@ fn motor_loads() {
       if (!child && JNT_PARENT[j] != i32(b)) { continue; }
       let s1 = gather_side(JNT_PARENT[j]);
       let s2 = gather_side(JNT_CHILD[j]);
-      let load = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j)) * (act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a));
+      var axis = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
+      if (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3) {   // a hinge of a group: along n_i, its own angle alone
+        axis = limit_rows(hinge_angles(members(j, 0u), s1, s2))[JNT_GINDEX[j]];
+      }
+      let load = axis * (act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a));
       let sl = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
       let f_child = load * sl;
       let t_child = load * (1.0 - sl);

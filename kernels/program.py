@@ -33,7 +33,8 @@ from oracle.xpbd import EPS
 # family's in slides.wgsl), one file per stage of oracle/step.py STAGES (each defining `fn <stage>`; the armature
 # stage's system in armature_system.wgsl), then the pair functions (COLLIDE_FILES, which also make a program of their
 # own: collide_source). tests/test_wgsl_bridge.py checks this list against the oracle's files.
-STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl", "slides.wgsl", "broadphase.wgsl",
+STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl", "slides.wgsl", "hinges.wgsl",
+              "broadphase.wgsl",
               "motor_loads.wgsl", "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl", "armature.wgsl",
               "armature_system.wgsl", "recover.wgsl", "contact_velocity.wgsl", "joint_damping.wgsl", "activation.wgsl",
               "muscle.wgsl", "tendon.wgsl")
@@ -143,6 +144,8 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
+  if grouped := [j for j in range(model.njoint) if model.jnt_group[j]]:
+    why.append(f"joint '{model.jnt_name[grouped[0]]}', one of two or three hinges on one body (hinge2, hinge3)")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 
@@ -207,6 +210,9 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             _table("COUNTS", "f32", [_f(n) for n in counts]), _table("JNT_POS_SERVO", "i32", servo("position")),
             _table("JNT_VEL_SERVO", "i32", servo("velocity")), _table("ACT_JOINT", "i32", list(model.act_joint)),
             _table("JNT_RANGE2", "f32", [_f(x) for r in model.jnt_range2 for x in r]),
+            # each joint's group of hinges on one body (kernels/hinges.wgsl members), padded to three
+            _table("JNT_GROUP", "u32", [k for j, g in enumerate(model.jnt_group) for k in (*g, *g[-1:], j, j, j)[:3]]),
+            _table("JNT_GINDEX", "u32", [g.index(j) if g else 0 for j, g in enumerate(model.jnt_group)]),
             _table("MOTORS", "u32", motors), *armature_tables(model),
             _table("MUSCLES", "u32", list(mus)), _table("MUS_TENDON", "u32", [model.act_tendon[a] for a in mus]),
             _table("SITE_BODY", "i32", list(model.site_body)), _table("SEG_TENDON", "u32", list(seg_ten)),

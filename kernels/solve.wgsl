@@ -75,7 +75,11 @@ fn joint_correction(j: u32, h: f32) -> Correction {
   if (t == DISTANCE) { return distance(j, s1, s2, h); }
   if (t == SLIDE) { return slide(j, s1, s2, h); }
   if (t == PLANAR) { return planar(j, s1, s2, h); }
-  return slide2(j, s1, s2, h);
+  if (t == SLIDE2) { return slide2(j, s1, s2, h); }
+  // a group's other hinges: its first holds the group's rows (oracle/solve.py solver_joints)
+  if (JNT_GROUP[3u * j] != j) { return zero_corr(); }
+  if (t == HINGE2) { return hinge2(j, s1, s2, h); }
+  return hinge3(j, s1, s2, h);
 }
 // every joint's, in registry order, then joint index
 fn joint_corrections(h: f32) {

@@ -18,13 +18,16 @@ and the bodies move by the rigid motions sum_j d_j D_j integrates to. G is the t
 joints enter as an active set (_limited); the contacts get a last Jacobi pass after the step (oracle/step.py).
 
 Limits: parameters shared across the batch (armature, stiffness and springref static); trees of hinges and slides,
-the root free or on a planar joint to the world (a ball joint in an armed tree is refused). kernels/armature.wgsl is the
+the root free or on a planar joint to the world, two or three hinges on one body among them (a ball joint in an armed
+tree is refused). kernels/armature.wgsl is the
 forward kernel's, kernels/adjoint/armature.wgsl (armature_adj) the backward kernel's.
 """
 from __future__ import annotations
 from dataclasses import dataclass
 from tinygrad import Tensor
+from oracle.constraints.hinges import GROUPED, hinge_angles, limit_rows
 from oracle.packed import ANGVEL, DISP, POS, QUAT, ROT, VEL
+from oracle.solve import gather_side
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,11 @@ class ArmTree:
 def trees(model) -> list[ArmTree]:
   """Every tree of the model's joint graph (hinges, slides and balls; fixed and distance joints are not coordinates).
   A root on a planar joint to the world floats within the plane: the joint is the tree's plane, not one of its
-  joints."""
+  joints. Two or three hinges on one body (oracle/constraints/hinges.py) are joints of the tree, each with the body's
+  subtree (listed once)."""
   par, chi = model.jnt_parent, model.jnt_child
-  def sub(b): return (b,) + tuple(x for j in range(model.njoint) if par[j] == b for x in sub(chi[j]))
+  def sub(b): return (b,) + tuple(x for c in dict.fromkeys(chi[j] for j in range(model.njoint) if par[j] == b)
+                                  for x in sub(c))
   out, seen = [], set()
   for b in range(model.nbody):
     up = [par[j] for j in range(model.njoint) if chi[j] == b]
@@ -54,12 +59,31 @@ def trees(model) -> list[ArmTree]:
     plane = up_j[0] if (up_j := [j for j in range(model.njoint) if chi[j] == b]) and \
         model.jnt_type[up_j[0]] == "planar" else -1
     joints = tuple(j for j in range(model.njoint) if chi[j] in body and j != plane)
-    bad = [j for j in joints if model.jnt_type[j] not in ("hinge", "slide")]
+    bad = [j for j in joints if model.jnt_type[j] not in ("hinge", "slide") + GROUPED]
     armed = [j for j in joints if model.jnt_armature[j] or model.jnt_stiffness[j]]
     if bad and armed:   # only armed trees are refused: trees() also lists the others, which the stage skips
       raise ValueError(f"joint '{model.jnt_name[armed[0]]}': armature or stiffness needs a tree of hinges and "
                        f"slides; joint '{model.jnt_name[bad[0]]}' in its tree is a {model.jnt_type[bad[0]]} joint")
     out.append(ArmTree(body, joints, tuple(sub(chi[j]) for j in joints), not up or plane >= 0, plane))
+  return out
+
+
+def _group_axes(model, js: list[int], packed: Tensor) -> dict[int, tuple[Tensor, Tensor]]:
+  """Each hinge of a group among the joints js (oracle/constraints/hinges.py), by joint: its world axis w_i, about which
+  its D_i turns the child's subtree (a turn about w_i moves t_i alone: bench/study_hinges.py, claim 4), and its rate
+  row n_i, row i of [w1 w2 w3]^-1 (d t_i = n_i . d phi for a turn d phi of the child: claim 5), (B or 1, 3) each
+  (kernels/armature.wgsl arm_axis). One group's frame serves its hinges."""
+  frames, out = {}, {}
+  for j in js:
+    group = model.jnt_group[j]
+    if not group: continue
+    if group[0] not in frames:
+      _, w = hinge_angles(model, group[:1], *(gather_side(model, packed, (b,)) for b in (model.jnt_parent[j],
+                                                                                         model.jnt_child[j])))
+      frames[group[0]] = (w, limit_rows(w))
+    w, n = frames[group[0]]
+    i = group.index(j)
+    out[j] = (w[i].stack()[..., 0, :], n[i].stack()[..., 0, :])
   return out
 
 
@@ -118,6 +142,13 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
   ax0 = Tensor.stack(*(model.jnt_axis_parent[j] for j in js)).reshape(1, n, 3)
   an0 = Tensor.stack(*(model.jnt_anchor_parent[j] for j in js)).reshape(1, n, 3)
   a = _rotate(qp, ax0.expand(B, n, 3))                      # (B, n, 3) world axes
+  # a hinge of a group turns the subtree about its own world axis w_i and reads its coordinate along n_i (a lone
+  # joint's n is its axis); n at the substep's start for qdot0
+  grouped, grouped0 = _group_axes(model, js, work), _group_axes(model, js, start)
+  def axes(lone: Tensor, table: dict, k: int) -> Tensor:
+    if not table: return lone
+    return Tensor.stack(*(table[j][k].expand(B, 3) if j in table else lone[:, m] for m, j in enumerate(js)), dim=1)
+  a, n_now = axes(a, grouped, 0), axes(a, grouped, 1)
   p = xp + _rotate(qp, an0.expand(B, n, 3))                 # (B, n, 3) world anchors
   ab = a.reshape(B, n, 1, 3)
   lever = _cross(ab, x.reshape(B, 1, nb, 3) - p.reshape(B, n, 1, 3))
@@ -156,10 +187,10 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
   def rel(t: Tensor) -> Tensor:   # (B, n, 3) child minus parent rows
     return Tensor.stack(*(t[:, model.jnt_child[j]] for j in js), dim=1) - parent_rows(t, [0.0, 0.0, 0.0])
   acc = rel(work[..., DISP]) * slide + rel(work[..., ROT]) * (1.0 - slide)
-  dq = (acc * a).sum(-1)
+  dq = (acc * n_now).sum(-1)
   a0 = _rotate(parent_rows(start[..., QUAT], [1.0, 0.0, 0.0, 0.0]), ax0.expand(B, n, 3))
   vel = rel(start[..., VEL]) * slide + rel(start[..., ANGVEL]) * (1.0 - slide)
-  qdot0 = (vel * a0).sum(-1)
+  qdot0 = (vel * axes(a0, grouped0, 1)).sum(-1)
   gap_w = (work[..., ROT] - pred[..., ROT]).reshape(B, 1, nb, 3)
   gap_v = (work[..., DISP] - pred[..., DISP]).reshape(B, 1, nb, 3)
   gap = (Iom * gap_w).sum((2, 3)) + (ve * gap_v * mb).sum((2, 3))

@@ -4,9 +4,10 @@ from tinygrad import Tensor
 from oracle.actuators import has_drive, velocity_drive
 from oracle.armature import armed_joints
 from oracle.constraints import jvec, jscalar
+from oracle.constraints.hinges import GROUPED, hinge_angles, limit_rows, members
 from oracle.math3 import V3, const, take
 from oracle.packed import ANGVEL, VEL, pack, unpack
-from oracle.solve import body_sum, joint_counts, joint_sides, split_side
+from oracle.solve import body_sum, joint_counts, joint_sides, solver_sides, split_side
 
 
 def has_damping(model) -> bool:
@@ -47,11 +48,40 @@ def joint_damping(model, packed: Tensor, h: float, ctrl: Tensor | None = None) -
     else: lin1, ang1, lin2, ang2 = zero, s1.world_inv_inertia(p), zero, -s2.world_inv_inertia(p)
     cols = [t for v in (lin1, ang1, lin2, ang2) for t in (v.x, v.y, v.z)]
     out.append((Tensor.stack(*cols, dim=-1).contiguous(), par, chi))
+  for kind in GROUPED:
+    out += _grouped(model, packed, h, kind)
   if not out: return packed
   x, q, v, w = unpack(packed)
   scale = const([1.0 / max(n, 1) for n in joint_counts(model)], packed)
   dv, dw = body_sum(model, out)
   return pack(x, q, v + dv * scale, w + dw * scale).contiguous()
+
+
+def _grouped(model, packed: Tensor, h: float, kind: str) -> list:
+  """Each hinge of a group damps its own rate t_i' = n_i . (w2 - w1) (oracle/constraints/hinges.py limit_rows): the
+  hinge's rule with the unit direction n_i / |n_i| and the coefficient d |n_i|^2, which is the same implicit impulse
+  in t_i (d t_i' = |n_i| times the rate along the unit direction). The hinges of a group are damped one beside the
+  other, as the joints of a body are."""
+  jidx, par, chi = solver_sides(model, kind)
+  if not jidx: return []
+  s1, s2 = split_side(model, packed, par), split_side(model, packed, chi)
+  t, w = hinge_angles(model, jidx, s1, s2)
+  armed = armed_joints(model)
+  out = []
+  for i, n_i in enumerate(limit_rows(w)[:len(t)]):
+    k = members(model, jidx, i)
+    coef = jscalar(model, "jnt_damping", k)
+    if armed: coef = coef * const([float(j not in armed) for j in k], packed)
+    size, unit, _ = n_i.norm_dir(1e-12)
+    rel = unit * (_body_vec(packed, ANGVEL, chi) - _body_vec(packed, ANGVEL, par)).dot(unit)
+    speed, n, active = rel.norm_dir(1e-12)
+    wgen = s1.inv_inertia_along(n) + s2.inv_inertia_along(n)
+    p = n * active.where(speed * (coef * size * size * h).minimum(1.0 / (wgen + 1e-30)), 0.0)
+    ang1, ang2 = s1.world_inv_inertia(p), -s2.world_inv_inertia(p)
+    zero = p * 0.0
+    cols = [t_ for v in (zero, ang1, zero, ang2) for t_ in (v.x, v.y, v.z)]
+    out.append((Tensor.stack(*cols, dim=-1).contiguous(), par, chi))
+  return out
 
 
 def _body_vec(packed: Tensor, sl: slice, bodies: tuple[int, ...]) -> V3:

@@ -47,10 +47,23 @@ def joint_sides(model, kind: str) -> tuple[tuple[int, ...], tuple[int, ...], tup
   return jidx, tuple(model.jnt_parent[j] for j in jidx), tuple(model.jnt_child[j] for j in jidx)
 
 
+def solver_joints(model, kind: str) -> tuple[int, ...]:
+  """The joints of a type that have rows in the solve: all of them, but of two or three hinges on one body only the
+  first, whose rows hold the group (oracle/constraints/hinges.py)."""
+  return tuple(j for j in model.joints_of_type(kind) if not model.jnt_group[j] or model.jnt_group[j][0] == j)
+
+
+def solver_sides(model, kind: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+  jidx = solver_joints(model, kind)
+  return jidx, tuple(model.jnt_parent[j] for j in jidx), tuple(model.jnt_child[j] for j in jidx)
+
+
 def joint_counts(model) -> list[int]:
-  """How many joints touch each body: the Jacobi averaging denominator (static: joints are always active)."""
+  """How many joints touch each body: the Jacobi averaging denominator (static: joints are always active). A group of
+  hinges on one body counts once, as the one joint the solve sees."""
   counts = [0] * model.nbody
-  for p, c in zip(model.jnt_parent, model.jnt_child):
+  for j, (p, c) in enumerate(zip(model.jnt_parent, model.jnt_child)):
+    if model.jnt_group[j] and model.jnt_group[j][0] != j: continue
     for b in (p, c):
       if b != WORLD: counts[b] += 1
   return counts
@@ -65,7 +78,7 @@ def solve_constraints(model, packed: Tensor, lam: dict, h: float, ctrl: Tensor |
   """One kernel per joint type: (B, J, 12 + nlam) corrections and multipliers, realised."""
   out, lam = [], dict(lam)
   for kind, fn in CONSTRAINTS.items():
-    jidx, par, chi = joint_sides(model, kind)
+    jidx, par, chi = solver_sides(model, kind)
     if not jidx: continue
     c, new_lam = fn(model, jidx, split_side(model, packed, par), split_side(model, packed, chi), lam[kind], h,
                     ctrl)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields, replace
 from tinygrad import Tensor
 
 GEOM_TYPES = ("plane", "sphere", "capsule", "box")
-JOINT_TYPES = ("ball", "hinge", "fixed", "distance", "slide", "planar", "slide2")
+JOINT_TYPES = ("ball", "hinge", "fixed", "distance", "slide", "planar", "slide2", "hinge2", "hinge3")
 ACTUATOR_TYPES = ("motor", "position", "velocity", "muscle")
 WORLD = -1  # parent index of a joint attached to the world, body index of a world (static) geom
 
@@ -56,6 +56,8 @@ class Model:
   jnt_stiffness: tuple[float, ...]  # [N m/rad] or [N/m] a spring in the joint's coordinate (oracle/armature.py)
   jnt_springref: tuple[float, ...]  # [rad] or [m] the coordinate where that spring rests (0: the initial pose)
   jnt_range2: tuple[tuple[float, float], ...]  # [m] a slide2 joint's second coordinate's [lo, hi] ((0, 0) others)
+  jnt_group: tuple[tuple[int, ...], ...]  # a hinge2 / hinge3 joint's group: the two or three hinges on the same
+                                         # bodies, in turning order (oracle/constraints/hinges.py); () others
   # --- tensors ---
   gravity: Tensor                 # (3,) [m/s^2]
   body_inv_mass: Tensor           # (nbody,) [1/kg], 0 for a kinematic body

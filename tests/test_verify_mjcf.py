@@ -31,7 +31,7 @@ ASSETS = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
 TRAJECTORIES = [HERE / "pendulum.xml", HERE / "double_pendulum.xml", HERE / "ball_chain.xml",
                 ASSETS / "inverted_pendulum.xml", ASSETS / "inverted_double_pendulum.xml", HERE / "planar_arm.xml",
                 HERE / "planar_armed.xml", HERE / "spring_arm.xml", ASSETS / "reacher.xml", HERE / "slide2_arm.xml",
-                HERE / "four_bar.xml"]
+                HERE / "four_bar.xml", HERE / "hip.xml", HERE / "hip_armed.xml"]
 FINE = 20   # MuJoCo substeps per env-step in the reference
 # joints left at rest in the start state, as Gymnasium's reset leaves them: reacher's target (two slides). Kicked, it
 # reaches its +-0.27 m range within the second, where MuJoCo's soft limit (solref 0.02 s) lets it 17 mm past the bound
@@ -113,17 +113,28 @@ def trajectory_errors(path: Path, seconds: float = 1.0) -> tuple[float, float]:
 # in `make test-slow` only, for the default suite's 20 minutes: Gymnasium's legacy walker2d.xml (walker2d_v5.xml is the
 # same walker, 36 s), the planar arm without armature (planar_armed.xml runs the same joint through the stage too),
 # inverted_double_pendulum's trajectory (27 s; the issue's list has the inverted pendulum, and the double one still
-# loads and runs 2 s in the asset test)
-SLOW = ("walker2d", "planar_arm", "inverted_double_pendulum")
+# loads and runs 2 s in the asset test), hip.xml's (hip_armed.xml runs the same groups, through the armature stage)
+SLOW = ("walker2d", "planar_arm", "inverted_double_pendulum", "hip")
 # the assets whose 2 s run is in `make test-slow` only: the planar walkers that fall before they rest, each 90-95 s in
-# the 2-worker suite (2026-11-27), which the slow test_verify_mjcf_gymnasium_asset_comes_to_rest runs for 6 s (loads,
-# no NaN, no sinking, then at rest); half_cheetah keeps a planar root, armature and springs on a floor in the default
-SLOW_ASSETS = ("hopper", "walker2d", "walker2d_v5")
+# the 2-worker suite (2026-11-27), and the humanoids (29 substeps of 0.1 ms per 3 ms step; compile and 2 s, ~4 min
+# each beside another worker, 2026-11-28), which the slow test_verify_mjcf_gymnasium_asset_comes_to_rest runs for 6 s
+# (loads, no NaN, no sinking, then at rest; humanoidstandup, on no FLOOR, its 2 s); half_cheetah keeps a planar root,
+# armature and springs on a floor in the default, tests/mjcf/hip_armed.xml the humanoid's hinge groups with armature
+# and springs (the default's test_verify_mjcf_gymnasium_asset_converts converts these)
+SLOW_ASSETS = ("hopper", "walker2d", "walker2d_v5", "humanoid", "humanoidstandup")
+
+
+# known defects, each a strict xfail so that its fix shows: humanoidstandup's reference pose lies 36 mm into the floor,
+# which the rigid contacts resolve at once and throw the body ~10 m up (2026-11-28; MuJoCo's soft contacts ease it out,
+# no body above 0.125 m): a depenetration rule is still to come
+DEFECTS = {"humanoidstandup": "starts 36 mm into the floor; the rigid contacts throw it ~10 m up"}
 
 
 def _grouped(paths, slow=SLOW):   # a model's tests share one worker, and so its compiled Simulator (cached_simulator)
   return [pytest.param(p, id=p.stem, marks=[pytest.mark.xdist_group(f"mjcf_{p.stem}")] +
-                       ([pytest.mark.slow] if p.stem in slow else [])) for p in paths]
+                       ([pytest.mark.slow] if p.stem in slow else []) +
+                       ([pytest.mark.xfail(reason=DEFECTS[p.stem], strict=True)] if p.stem in DEFECTS else []))
+          for p in paths]
 
 
 @pytest.mark.parametrize("path", _grouped(TRAJECTORIES))
@@ -139,7 +150,8 @@ def asset_rollout(path: Path, seconds: float) -> None:
   """Each of Gymnasium's MuJoCo assets loads, and then runs `seconds` from its initial state (kicked) without NaN, or
   fails with a SceneError naming the file and the element it cannot convert. One on a floor never sinks into it more
   than 5 mm (checked every 0.1 s), and is at rest (no body faster than 2 cm/s or 0.1 rad/s) once `seconds` reaches
-  its REST time."""
+  its REST time. One with a floor, on FLOOR or not, never rises 0.5 m above its highest body at the start (each of
+  them falls or lies; a contact that throws a body up fails here)."""
   with warnings.catch_warnings():
     warnings.simplefilter("ignore", MJCFWarning)
     try:
@@ -154,9 +166,13 @@ def asset_rollout(path: Path, seconds: float) -> None:
   sim = Simulator(build_model(scene, dtypes.float64, "CPU"), 1, tier_up=10 ** 9)
   state, chunk = sim.reset(seed=0, noise=0.1), int(round(0.1 / sim.model.dt))
   floor, sink = FLOOR.get(path.stem.removesuffix("_v5")), 0.0
+  planes = "plane" in [t for t, b in zip(sim.model.geom_type, sim.model.geom_body) if b < 0]
+  top = state.body_pos.numpy()[0, :, 2].max()
   for _ in range(int(round(seconds / 0.1))):
     state = sim.rollout(state, chunk)
     assert np.isfinite(pack_state(state, sim.model).numpy()).all()
+    rise = state.body_pos.numpy()[0, :, 2].max() - top
+    assert not planes or rise < 0.5, f"{path.stem}: a body {rise:.2f} m above the highest at the start"
     if floor is not None: sink = max(sink, -_lowest_point(sim.model, state.body_pos.numpy()[0],
                                                           state.body_quat.numpy()[0]))
   if floor is None: return
@@ -179,11 +195,28 @@ def test_verify_mjcf_gymnasium_asset_loads_or_names_what_it_lacks(path: Path):
   asset_rollout(path, 2.0)
 
 
-@pytest.mark.slow   # hopper and walker2d fall over before they rest: 6 s of a 2,000-substep-per-second model each
-@pytest.mark.parametrize("path", _grouped(sorted(p for p in ASSETS.glob("*.xml")
-                                                 if FLOOR.get(p.stem.removesuffix("_v5"), 0.0) > 2.0)))
+@pytest.mark.slow   # hopper, walker2d and humanoid fall over before they rest: 6 s each
+@pytest.mark.parametrize("path", _grouped(sorted(p for p in ASSETS.glob("*.xml") if p.stem in SLOW_ASSETS
+                                                 and p.stem.removesuffix("_v5") in FLOOR)))
 def test_verify_mjcf_gymnasium_asset_comes_to_rest(path: Path):
   asset_rollout(path, 6.0)
+
+
+@pytest.mark.parametrize("path", [pytest.param(ASSETS / f"{n}.xml", id=n) for n in SLOW_ASSETS])
+def test_verify_mjcf_gymnasium_asset_converts(path: Path):
+  """The assets whose runs are in `make test-slow` convert and build in the default suite, with MuJoCo's total mass
+  and every joint MuJoCo has below the root by name (a root's free joint is a free body, a planar root's three one
+  planar joint; welded bodies merge, so the masses are compared summed)."""
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", MJCFWarning)
+    scene = load_scene_dict(from_mjcf(path))
+  model = build_model(scene, dtypes.float64, "CPU")
+  m, _ = compile_mjcf(path)
+  assert (1.0 / model.body_inv_mass.numpy()).sum() == pytest.approx(m.body_mass[1:].sum(), rel=1e-12)
+  names = {j["name"] for j in scene["joints"]}
+  mine = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)
+          if m.body_parentid[m.jnt_bodyid[j]] != 0}
+  assert mine <= names, mine - names
 
 
 def _lowest_point(model, pos: np.ndarray, quat: np.ndarray) -> float:

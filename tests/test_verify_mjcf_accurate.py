@@ -26,7 +26,8 @@ SCENES = [ROOT / "scenes" / f"{n}.json" for n in ("pendulum", "double_pendulum",
 SCENES += [ROOT / "engine" / "tasks" / "scenes" / "ant.json", ROOT / "tests" / "mjcf" / "double_pendulum.xml",
            ROOT / "tests" / "mjcf" / "planar_arm.xml",   # a planar joint with its hinge off the body's origin
            ROOT / "tests" / "mjcf" / "slide2_arm.xml",   # a slide2 joint, its second slide's ref off 0
-           ROOT / "tests" / "mjcf" / "four_bar.xml"]   # a loop closed by a <connect> (a ball joint in the scene)
+           ROOT / "tests" / "mjcf" / "four_bar.xml",   # a loop closed by a <connect> (a ball joint in the scene)
+           ROOT / "tests" / "mjcf" / "hip.xml"]   # three hinges on one body, and two (hinge3, hinge2 groups)
 IDS = [p.stem if p.suffix == ".json" else f"{p.stem}.xml" for p in SCENES]
 
 

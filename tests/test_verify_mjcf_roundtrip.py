@@ -170,6 +170,18 @@ def test_verify_mjcf_round_trip_keeps_slide2(tmp_path):
   assert names == [j["name"] for j in scene["joints"]]
 
 
+def test_verify_mjcf_round_trip_keeps_hinge_groups(tmp_path):
+  """Three hinges on one body and two on another (tests/mjcf/hip.xml: hinge3, hinge2 groups) go out as the body's
+  joints in turning order and come back the same joints, "after" and all; mjcf_indices names each hinge."""
+  scene = load_scene_dict(from_mjcf(ROOT / "tests" / "mjcf" / "hip.xml"))
+  assert [j.get("after") for j in scene["joints"]] == [None, "hip_x", "hip_z", None, None, "shoulder1"]
+  back = round_trip(scene, tmp_path)
+  assert differences(scene, back) == [] and model_differences(scene, back) == []
+  m = mujoco.MjModel.from_xml_string(to_mjcf(scene))
+  names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k) for k in mjcf_indices(scene)["joints"]]
+  assert names == [j["name"] for j in scene["joints"]]
+
+
 def test_verify_mjcf_round_trip_keeps_welds_and_loops(tmp_path):
   """A fixed joint becomes a <weld> and a ball joint that closes a loop a <connect>; both come back as they were, their
   bodies bodies of their own, and mjcf_indices names the equalities."""

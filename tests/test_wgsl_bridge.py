@@ -22,14 +22,16 @@ from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 ROOT = Path(__file__).resolve().parent.parent
 ORACLE, KERNELS = ROOT / "oracle", ROOT / "kernels"
 # the oracle files mirrored function by function: kernel file -> the oracle files (paths under oracle/) it mirrors
-# together. oracle/constraints/ is split in two: the slide family (slide, planar, slide2) in kernels/slides.wgsl, the
-# rest in kernels/constraints.wgsl (CONSTRAINT_FILES; test_verify_wgsl_mirrors_cover_the_oracle_constraints)
+# together. oracle/constraints/ is split in three: the slide family (slide, planar, slide2) in kernels/slides.wgsl, the
+# hinge groups in kernels/hinges.wgsl, the rest in kernels/constraints.wgsl (CONSTRAINT_FILES;
+# test_verify_wgsl_mirrors_cover_the_oracle_constraints)
 MIRRORS = {"math3.wgsl": ("math3.py",), "xpbd.wgsl": ("xpbd.py",), "collide.wgsl": ("collide/__init__.py",),
            "primitives.wgsl": ("collide/primitives.py",), "box.wgsl": ("collide/box.py",),
            "box_box.wgsl": ("collide/box_box.py",),
            "constraints.wgsl": tuple(f"constraints/{f}.py" for f in ("__init__", "ball", "hinge", "fixed", "distance",
                                                                        "contact")),
            "slides.wgsl": ("constraints/slide.py", "constraints/planar.py", "constraints/slide2.py"),
+           "hinges.wgsl": ("constraints/hinges.py",),
            "muscle.wgsl": ("muscle.py",), "tendon.wgsl": ("tendon.py",)}
 CONSTRAINT_FILES = tuple(k for k, paths in MIRRORS.items() if any(p.startswith("constraints/") for p in paths))
 # the names only one side of a mirrored pair has, and why; anything else on one side only fails the test
@@ -46,6 +48,7 @@ ONLY_ORACLE = {
   "box_box.wgsl": {"_sel": "a where over a Tensor or a V3: select()"},
   "constraints.wgsl": {"register": "the registry's decorator", "jvec": "a gather of joint parameters: jv()",
                        "jscalar": "a gather of joint parameters: p1()"},
+  "hinges.wgsl": {"turn": "turn_by in the kernel: WGSL has one namespace, and kernels/xpbd.wgsl's turn holds the name"},
   "muscle.wgsl": {"_prm": "splits prm's last axis into tensors: the kernel indexes the array",
                   "muscles": "the muscle actuators' indices: the header's MUSCLES table"},
   "tendon.wgsl": {"segments": "the segments' static index lists: the header's SEG_TENDON, SEG_A, SEG_B tables",
@@ -60,6 +63,7 @@ ONLY_KERNEL = {
                                  "point_solve", "turn", "lock_impulse"),
                                 "a part of positional, angular, angular_align, angular_lock, neg_solve3 or point that "
                                 "their adjoints replay (kernels/adjoint/); the oracle's autograd needs no such split")},
+  "hinges.wgsl": {"turn_by": "the oracle's turn (ONLY_ORACLE)"},
   "constraints.wgsl": {**dict.fromkeys(("hinge_angle_of", "rest_turn"), "hinge_angle's and lock_orientation's pure "
                                        "parts, from parameter values, that their adjoints replay (kernels/adjoint/)"),
                        "contact_err": "contact's depth, error and on, which contact_adj replays"},

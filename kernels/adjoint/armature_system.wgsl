@@ -67,7 +67,9 @@ fn arm_system_adj(t: u32, f: ptr<function, ArmFrame>, g: ptr<function, ArmGrad>,
     arm_gqd0[j] += arm * h * gr;
     (*sa).q[k] -= kh2 * gr;
     arm_tau_adj(j, h * h * gr);
-    let gdq = -(arm + c * h) * gr;   // dq = (child's minus parent's DISP or TH) . a_k
+    // dq = (child's minus parent's DISP or TH) . n_k, and n_k = a_k: the backward kernel refuses a group's hinges
+    // (kernels/program.py check_backward), the one joint whose rate row is not its axis (arm_axis)
+    let gdq = -(arm + c * h) * gr;
     var acc = body_rot(JNT_CHILD[j]) - body_rot(JNT_PARENT[j]);
     if (JNT_TYPE[j] == SLIDE) { acc = body_disp(JNT_CHILD[j]) - body_disp(JNT_PARENT[j]); }
     (*g).a[k] += acc * gdq;

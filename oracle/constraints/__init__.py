@@ -36,4 +36,4 @@ def alpha_tilde(model, jidx, h: float) -> Tensor:
 
 
 # importing the modules registers them; the order here is the order corrections are summed in
-from oracle.constraints import ball, hinge, fixed, distance, slide, contact, planar, slide2  # noqa: E402, F401
+from oracle.constraints import ball, hinge, fixed, distance, slide, contact, planar, slide2, hinges  # noqa: E402, F401
