@@ -181,13 +181,16 @@ def asset_rollout(path: Path, seconds: float) -> None:
   print(f"{path.stem}: over {seconds:g} s sunk at most {1e3 * sink:.3f} mm; at the end the fastest body "
         f"{speed.max():.2g} m/s, {spin.max():.2g} rad/s")
   assert sink < 0.005
-  if seconds >= floor: assert speed.max() < 0.02 and spin.max() < 0.1
+  if seconds >= max(floor, LATER.get(path.stem, 0.0)): assert speed.max() < 0.02 and spin.max() < 0.1
 
 
 # the assets that stand on a floor (the list), each with when MuJoCo's own model, kicked by N(0, 0.1) qvel, is
 # at rest on it (its qvel under 0.01 from then on; measured 2026-11-27, MuJoCo 3): the ant stands, the others fall
 # over first. Those that load must come to rest on the floor without sinking into it
 FLOOR = {"ant": 2.0, "humanoid": 2.0, "hopper": 5.5, "walker2d": 3.0, "half_cheetah": 2.0}
+# where this engine's fall from its own kick (reset noise 0.1) ends later than MuJoCo's: the humanoid tips over and
+# rests from ~2.9 s (0.051 m/s, 0.21 rad/s at 2 s; 1.6e-3 m/s at 6 s; 2026-11-28), MuJoCo's by ~2 s from its kick
+LATER = {"humanoid": 3.0}
 
 
 @pytest.mark.parametrize("path", _grouped(sorted(ASSETS.glob("*.xml")), slow=SLOW_ASSETS))
