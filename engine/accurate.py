@@ -117,17 +117,18 @@ class MuJoCoStep:
       xpos.append(pos[s] + quat_rotate(quat[s], rel_pos))
       xquat.append(quat_mul(quat[s], rel_q))
     qpos = m.qpos0.copy()
-    several = [b for b in range(1, m.nbody) if m.body_jntnum[b] > 1]   # planar joints: two slides and a hinge
-    for b in several:   # two or three hinges: their angles at once (the converter's hinge groups)
+    several = [b for b in range(1, m.nbody) if m.body_jntnum[b] > 1]
+    hinged = [b for b in several if all(m.jnt_type[j] == HINGE for j in range(m.njnt) if m.jnt_bodyid[j] == b)]
+    planar = [b for b in several if b not in hinged]   # planar joints: two slides and a hinge, or two slides
+    for b in hinged:   # two or three hinges: their angles at once (the converter's hinge groups)
       joints = [j for j in range(m.njnt) if m.jnt_bodyid[j] == b]
-      if any(m.jnt_type[j] != HINGE for j in joints): continue
       frame = quat_mul(xquat[int(m.body_parentid[b])], m.body_quat[b])
       e = quat_to_mat(quat_mul(quat_conj(frame), xquat[b]))
       qpos[[m.jnt_qposadr[j] for j in joints]] += hinge_group_angles(m.jnt_axis[joints], e)
     for j in range(m.njnt):
       b, a = int(m.jnt_bodyid[j]), int(m.jnt_qposadr[j])
-      if b in several and m.jnt_type[j] == SLIDE: continue   # below, once the hinge is set
-      if b in several and all(m.jnt_type[k] == HINGE for k in range(m.njnt) if m.jnt_bodyid[k] == b): continue
+      # a group's hinges are set above; a planar body's slides below, once its hinge is set
+      if b in hinged or (b in planar and m.jnt_type[j] == SLIDE): continue
       p = int(m.body_parentid[b])
       kind, frame = int(m.jnt_type[j]), quat_mul(xquat[p], m.body_quat[b])   # the child's frame at qpos = qpos0
       if kind == FREE:
@@ -142,7 +143,7 @@ class MuJoCoStep:
         r = quat_mul(quat_conj(frame), xquat[b])
         qpos[a:a + 4] = r / np.linalg.norm(r)
     # parents first (MuJoCo's body order): the slides move the body frame by sum q_k xaxis_k, exactly
-    for b in several:
+    for b in planar:
       d.qpos[:] = qpos
       mujoco.mj_kinematics(m, d)
       slides = [j for j in range(m.njnt) if m.jnt_bodyid[j] == b and m.jnt_type[j] == SLIDE]
