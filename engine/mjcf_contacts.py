@@ -8,6 +8,7 @@ silently (issue 19; contact_friction). `cv` is engine/mjcf.py's _Converter.
   MuJoCo's equal priorities), so a condim-1 geom gets friction 0 where that makes no pair it may touch lose friction
   MuJoCo gives it, e.g. Gymnasium's hopper and humanoid, whose body geoms are condim 1 and whose floor is condim 3.
   A pair whose coefficient still differs from MuJoCo's, and torsional or rolling friction, are warned about.
+- The depenetration cap (DEPENETRATION): MuJoCo's soft contacts ease overlapping bodies apart.
 - A pair's margin - gap (MuJoCo's contact is active from that distance, and holds the surfaces that far apart at
   rest): warned about. This engine's contacts act at touch; MuJoCo's own ant stands 13 mm taller for ant.xml's 0.01 m
   margin.
@@ -17,6 +18,12 @@ import numpy as np
 
 PLANE, FREE = 0, 0   # mjtGeom's plane, mjtJoint's free
 FRICTIONLESS = 1     # condim 1: normal force only
+# [m/s] contact.max_depenetration of every converted model with contacts (oracle/solve.py depenetration). MuJoCo's
+# contacts are soft (solref: a critically damped spring of time constant 0.02 s), so a model that starts overlapping
+# the floor is eased out of it; this engine's rigid contacts would throw it out in one substep (the converted
+# humanoidstandup, 36 mm deep, flew ~10 m up). A cap of the order of MuJoCo's recovery (at most d / (e 0.02 s) for a
+# depth d: 0.66 m/s at 36 mm) leaves it rising 0.16 m and resting at MuJoCo's height (tests/test_verify_mjcf.py)
+DEPENETRATION = 0.3
 
 
 def geom_pairs(cv, group: list[int], joint_of: dict[int, int]) -> list[tuple[int, int, int, int, bool]]:
@@ -74,7 +81,7 @@ def collisions(cv, scene: dict, pairs_of_geoms: list[tuple[int, int, int, int, b
     if (a, b) in joined:
       if True in kinds: joined[(a, b)]["collide"] = True
     elif True not in kinds: exclude.append([names[a], names[b]])
-  scene["contact"] = {"exclude": exclude} if exclude else {}
+  scene["contact"] = {**({"exclude": exclude} if exclude else {}), "max_depenetration": DEPENETRATION}
 
 
 def mujoco_friction(m, g1: int, g2: int) -> float:

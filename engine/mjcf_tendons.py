@@ -173,9 +173,11 @@ def apply_extras(cv, scene: dict, x: dict[str, np.ndarray]) -> None:
     substeps, iterations, relaxation = take("solver", 3)
     scene.update(substeps=int(substeps), iterations=int(iterations), relaxation=float(relaxation))
   if "contact" in x:
-    margin, beta, capacity, slots = take("contact", 4)
+    margin, beta, capacity, slots, depen = take("contact", 5)
     c = scene.setdefault("contact", {})
     c.update(margin=float(margin), softplus_beta=float(beta))
+    c.pop("max_depenetration", None)   # the scene's own, not the reader's default for MuJoCo's models
+    if depen: c["max_depenetration"] = float(depen)
     if capacity: c["pair_capacity"] = int(capacity)
     if slots: c["hash_slots"] = int(slots)
   if "camera" in x:

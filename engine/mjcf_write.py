@@ -37,7 +37,7 @@ PREFIX = "tinyxpbd:"
 # per-element values are in the reader's order: MuJoCo's bodies, geoms and actuators, then its joints followed by the
 # equality joints (distance, fixed, loop-closing ball); the order_* permutations then give the scene's order
 EXTRAS = {"solver": "substeps, iterations, relaxation", "contact": "margin, softplus_beta, pair_capacity, hash_slots "
-          "(0: derived)", "camera": "pos (3), target (3), fov", "body_vel": "vel (3), angvel (3) per body",
+          "(0: derived), max_depenetration (0: none)", "camera": "pos (3), target (3), fov", "body_vel": "vel (3), angvel (3) per body",
           "geom_restitution": "per geom", "geom_density": "per geom [kg/m^3]",
           "body_given": "per body: 0 mass from the densities, 1 mass given, 2 mass and inertia given",
           "joint_compliance": "per joint", "joint_damping": "per joint", "acc0": "per actuator",
@@ -287,7 +287,8 @@ class _Writer:
     """The custom numerics (EXTRAS): what MJCF has no attribute for."""
     s, c = self.s, self.s["contact"]
     out = {"solver": [s["substeps"], s["iterations"], s["relaxation"]],
-           "contact": [c["margin"], c["softplus_beta"], c.get("pair_capacity", 0), c.get("hash_slots", 0)]}
+           "contact": [c["margin"], c["softplus_beta"], c.get("pair_capacity", 0), c.get("hash_slots", 0),
+                       c["max_depenetration"]]}
     if "camera" in s: out["camera"] = [*s["camera"]["pos"], *s["camera"]["target"], s["camera"]["fov"]]
     # per-element values in the reader's order: MuJoCo's for bodies and geoms, tree joints then distance joints
     bodies = [s["bodies"][i] for i in self.mj_order]

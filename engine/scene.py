@@ -107,7 +107,8 @@ def _collision(scene) -> dict:
                    sorted(counts.items(), key=lambda kv: (GEOM_TYPES.index(kv[0][0]), GEOM_TYPES.index(kv[0][1]))))
   slots = scene["contact"].get("hash_slots", max(1, min(len(hashed), 16)))
   return {"contact_enabled": on, "collide_exclude": exclude, "pair_capacity": capacity, "hash_slots": slots,
-          "contact_beta": scene["contact"]["softplus_beta"], "contact_margin": scene["contact"]["margin"]}
+          "contact_beta": scene["contact"]["softplus_beta"], "contact_margin": scene["contact"]["margin"],
+          "contact_depen": scene["contact"]["max_depenetration"]}
 
 
 def _body_index(bodies, name) -> int:

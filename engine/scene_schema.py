@@ -27,7 +27,7 @@ DEFAULT_MARGIN = 0.01
 
 _TOP_KEYS = ("name", "gravity", "dt", "substeps", "iterations", "relaxation", "contact", "camera", "world", "bodies",
              "joints", "sites", "tendons", "actuators")
-_CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "margin", "exclude")
+_CONTACT_KEYS = ("enabled", "pair_capacity", "hash_slots", "softplus_beta", "margin", "max_depenetration", "exclude")
 _BODY_KEYS = ("name", "pos", "quat", "vel", "angvel", "mass", "inertia", "geoms")
 _GEOM_KEYS = ("type", "size", "pos", "quat", "density", "friction", "restitution", "rgba", "name")
 
@@ -119,7 +119,8 @@ def validate(raw, default_name: str = "scene") -> dict:
 
 def _contact(v, path) -> dict:
   """Collision settings; absent fields are derived from the scene by engine/scene.py (docs/scenes.md)."""
-  c = _obj(v, path, "an object {enabled, pair_capacity, hash_slots, softplus_beta, margin, exclude}")
+  c = _obj(v, path, "an object {enabled, pair_capacity, hash_slots, softplus_beta, margin, max_depenetration, "
+           "exclude}")
   _keys(c, path, _CONTACT_KEYS, ())
   enabled = c.get("enabled", True)
   if not isinstance(enabled, bool): _fail(f"{path}.enabled", f"expected true or false, got {show(enabled)}")
@@ -128,6 +129,8 @@ def _contact(v, path) -> dict:
     if k in c: out[k] = _int(c[k], f"{path}.{k}", 1)
   out["softplus_beta"] = _num(c.get("softplus_beta", 0.0), f"{path}.softplus_beta", lo=0.0, unit=" [1/m]")
   out["margin"] = _num(c.get("margin", DEFAULT_MARGIN), f"{path}.margin", lo=0.0, unit=" [m]")
+  out["max_depenetration"] = _num(c.get("max_depenetration", 0.0), f"{path}.max_depenetration", lo=0.0,
+                                  unit=" [m/s]")
   if "exclude" in c:   # the names are checked against the bodies by _exclude once they are known
     pairs = _list(c["exclude"], f"{path}.exclude", "a list of [body, body] name pairs", nonempty=False)
     for i, p in enumerate(pairs):

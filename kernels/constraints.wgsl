@@ -126,28 +126,39 @@ fn push(s1: Side, s2: Side, oa: vec3<f32>, ob: vec3<f32>, n: vec3<f32>, err: f32
 }
 
 // contact slot i's depth at the snapshot (sides s1, s2), the error its normal push removes and whether it pushes:
-// touching = valid && d > 0; err = d where touching, or the softplus max(d, 0) + log(1 + exp(-|d| beta)) / beta
-// wherever valid (kernels/adjoint/constraints.wgsl contact_adj replays it)
-struct ContactErr { dep: Depth, err: f32, on: bool, touching: bool }
-fn contact_err(i: u32, s1: Side, s2: Side) -> ContactErr {
+// touching = valid && d > 0; raw = d where touching, or the softplus max(d, 0) + log(1 + exp(-|d| beta)) / beta
+// wherever valid; err = min(raw, max(room, 0)) with a depenetration cap (DEPEN > 0), room = dp.n + the pass's
+// allowance (depenetration), dp the points' relative motion since the substep began (D + TH x r, also static
+// friction's). kernels/adjoint/constraints.wgsl contact_adj replays it
+struct ContactErr { dep: Depth, err: f32, on: bool, touching: bool, dp: vec3<f32>, raw: f32, room: f32 }
+fn contact_err(i: u32, s1: Side, s2: Side, joints: bool) -> ContactErr {
   let dep = depth(i, s1, s2);
   let d = dep.d;
   let valid = scr[sl(i) + SLOT_VALID] > 0.0;
   let touching = valid && d > 0.0;
+  let ba = slot_body(i, 0u);
+  let bb = slot_body(i, 1u);
+  let dp = (body_disp(ba) + cross(body_rot(ba), dep.oa)) - (body_disp(bb) + cross(body_rot(bb), dep.ob));
+  var raw = d;
+  var on = touching;
   if (CONTACT_BETA > 0.0) {
-    return ContactErr(dep, max(d, 0.0) + log(exp(-(abs(d) * CONTACT_BETA)) + 1.0) / CONTACT_BETA, valid, touching);
+    raw = max(d, 0.0) + log(exp(-(abs(d) * CONTACT_BETA)) + 1.0) / CONTACT_BETA;
+    on = valid;
   }
-  return ContactErr(dep, d, touching, touching);
+  let room = dot(dp, lv3(sl(i) + SLOT_NORMAL)) + depenetration(joints);
+  let err = select(raw, min(raw, max(room, 0.0)), DEPEN > 0.0);
+  return ContactErr(dep, err, on, touching, dp, raw, room);
 }
 
 // normal then static friction of contact slot i from the Jacobi snapshot (M20 sec. 3.5); the slot's multipliers
 // hold the previous iteration's (zero at a substep's first: init_lambda). Writes the slot's correction and
-// (lambda_n, lambda_t, touching), the oracle's solve_contacts row
-fn contact(i: u32) {
+// (lambda_n, lambda_t, touching), the oracle's solve_contacts row. joints: whether this is a full Jacobi pass (the
+// depenetration allowance, kernels/solve.wgsl)
+fn contact(i: u32, joints: bool) {
   let s1 = slot_side(i, 0u);
   let s2 = slot_side(i, 1u);
   let n = lv3(sl(i) + SLOT_NORMAL);
-  let ce = contact_err(i, s1, s2);
+  let ce = contact_err(i, s1, s2, joints);
   let oa = ce.dep.oa;
   let ob = ce.dep.ob;
   let err = ce.err;
@@ -162,9 +173,7 @@ fn contact(i: u32) {
   let lam_n = scr[sl(i) + SLOT_LAMBDA_N] + normal.mag;
   // static friction from the contact points' relative tangential motion since the substep began (the oracle says
   // why the snapshot's motion, without this contact's own normal correction)
-  let ba = slot_body(i, 0u);
-  let bb = slot_body(i, 1u);
-  let dp = (body_disp(ba) + cross(body_rot(ba), oa)) - (body_disp(bb) + cross(body_rot(bb), ob));
+  let dp = ce.dp;
   let dpt = dp - n * dot(dp, n);
   let slip = norm_dir(dpt, EPS);
   let w = inv_mass_at(s1, oa, slip.dir) + inv_mass_at(s2, ob, slip.dir);

@@ -219,6 +219,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             _table("SEG_A", "u32", list(seg_a)), _table("SEG_B", "u32", list(seg_b)),
             f"const DT: f32 = {_f(model.dt)};", f"const MARGIN: f32 = {_f(model.contact_margin)};",
             f"const CONTACT_BETA: f32 = {_f(model.contact_beta)};",
+            f"const DEPEN: f32 = {_f(model.contact_depen * (model.dt / model.substeps))};",
             *(f"const {n.upper()}_G: u32 = {i}u;" for i, n in enumerate(GEOM_TYPES)),
             *(f"const {k} = {v}u;" for k, v in contact_tables(model)[0].items())]
   # the forward's tape hooks (kernels/xpbd_step.wgsl substep) record nothing; the backward's record (tape_layout)

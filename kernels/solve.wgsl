@@ -86,12 +86,16 @@ fn joint_corrections(h: f32) {
   for (var k = lane; k < NJOINT; k += LANES) { jc[JOINT_ORDER[k]] = joint_correction(JOINT_ORDER[k], h); }
 }
 
+// the contacts' depenetration allowance this pass [m] (oracle/solve.py depenetration): DEPEN = max_depenetration h,
+// but 0 in the Jacobi passes of a model with the armature stage, whose contacts' last pass (joints = false) pushes
+fn depenetration(joints: bool) -> f32 { return select(0.0, DEPEN, !joints || NARMTREE == 0u); }
+
 // one Jacobi iteration (oracle/solve.py solve): every joint and contact from the same snapshot, then the per-body
 // average. joints = false: the contacts alone, averaged over the same counts (the armature stage's last word)
 fn solve(h: f32, joints: bool) {
   if (joints) { joint_corrections(h); }
   else { for (var j = lane; j < NJOINT; j += LANES) { jc[j] = zero_corr(); } }
-  for (var k = lane; k < n_live_slots(); k += LANES) { contact(live_slot(k)); }
+  for (var k = lane; k < n_live_slots(); k += LANES) { contact(live_slot(k), joints); }
   barrier();   // every correction written, and no lane still reads the snapshot that the update below overwrites
   for (var b = lane; b < NBODY; b += LANES) {
     // the joints' sums, then the contacts' (oracle/solve.py body_sum + contact_sum)

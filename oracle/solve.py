@@ -114,8 +114,17 @@ def contact_sides(rows: Tensor, side: Tensor) -> tuple[Side, Side]:
   return out[0], out[1]
 
 
+def depenetration(model, h: float, push: bool) -> float | None:
+  """The contacts' depenetration allowance for one pass [m] (ContactIn.depen): the scene's max_depenetration [m/s]
+  times h, or 0 where the pass may only undo the substep's approach (push=False), None without a cap. With the
+  armature stage the Jacobi passes get 0 and the contacts' last pass the allowance (oracle/step.py): pushing in both
+  pumped momentum into the armed trees (the converted humanoidstandup's pelvis rose at ~50 m/s^2)."""
+  if not model.contact_depen: return None
+  return model.contact_depen * h if push else 0.0
+
+
 def solve_contacts(model, plan: ContactPlan, contacts: Tensor, packed: Tensor, lam: Tensor | None,
-                   h: float) -> Tensor:
+                   h: float, depen: bool = True) -> Tensor:
   """One kernel over every contact slot: (B, C, CONTACT_W) = [dx_a | dth_a | dx_b | dth_b | lambda_n | lambda_t |
   touched | touching]. touched: touching at this iteration or an earlier one of the substep. Restitution and dynamic
   friction act on the contacts that touched (M20 sec. 3.6): with K > 1 iterations the first can push a contact
@@ -126,7 +135,7 @@ def solve_contacts(model, plan: ContactPlan, contacts: Tensor, packed: Tensor, l
   def v3(t, sl): return V3(t[..., sl.start], t[..., sl.start + 1], t[..., sl.start + 2])
   cin = ContactIn(valid=c[..., VALID] > 0, n=v3(c, NORMAL), ra=v3(c, RA), rb=v3(c, RB), friction=c[..., FRICTION],
                   disp_a=v3(rows[..., 0, :], DISP), rot_a=v3(rows[..., 0, :], ROT), disp_b=v3(rows[..., 1, :], DISP),
-                  rot_b=v3(rows[..., 1, :], ROT), beta=model.contact_beta)
+                  rot_b=v3(rows[..., 1, :], ROT), beta=model.contact_beta, depen=depenetration(model, h, depen))
   zero = c[..., VALID] * 0.0
   prev = (zero, zero) if lam is None else (lam[..., LAMBDA_N], lam[..., LAMBDA_T])
   corr, (ln, lt), touching = CONSTRAINTS["contact"](model, cin, s1, s2, prev, h)
@@ -145,18 +154,19 @@ def contact_sum(body: Tensor, res: Tensor) -> Tensor:
 
 def solve(model, packed: Tensor, lam: dict, h: float, plan: ContactPlan | None = None,
           contacts: Tensor | None = None, clam: Tensor | None = None, ctrl: Tensor | None = None,
-          joints: bool = True) -> tuple[Tensor, dict, Tensor | None]:
+          joints: bool = True, depen: bool = True) -> tuple[Tensor, dict, Tensor | None]:
   """One Jacobi iteration over every joint and contact: the constraint kernels, then one kernel that averages and
   applies. clam: the previous iteration's contact result (its multipliers), None on the first. Returns the new
   working state, joint multipliers and contact result. ctrl (B, nact): the position servos' targets. joints=False:
-  the contacts alone (the armature stage's last word, oracle/step.py)."""
+  the contacts alone (the armature stage's last word, oracle/step.py). depen: whether the contacts may push out beyond
+  the substep's approach (depenetration)."""
   corrections, lam = solve_constraints(model, packed, lam, h, ctrl) if joints else ([], lam)
   if not corrections and plan is None: return packed, lam, None
   x, q, v, w, disp, rot = unpack_work(packed)
   counts = const([float(n) for n in joint_counts(model)], packed)
   dx, dth = body_sum(model, corrections) if corrections else (V3(*(x.x * 0.0,) * 3), V3(*(x.x * 0.0,) * 3))
   if plan is not None:
-    clam = solve_contacts(model, plan, contacts, packed, clam, h)
+    clam = solve_contacts(model, plan, contacts, packed, clam, h, depen)
     cs = contact_sum(plan.contact_body, clam)
     dx, dth, counts = dx + V3.of(cs[..., 0:3]), dth + V3.of(cs[..., 3:6]), counts + cs[..., 6]
   scale = model.relaxation / counts.maximum(1.0)

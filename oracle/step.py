@@ -54,9 +54,10 @@ def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: Contact
   pred = packed
   contacts = narrowphase(model, plan, packed) if plan is not None else None
   lam, clam = init_lambda(model), None
+  late = staged(model)   # then only the contacts' last pass may push out beyond the approach (solve.depenetration)
   for _ in range(model.iterations):
-    packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl)
-  if staged(model):
+    packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl, depen=not late)
+  if late:
     packed = armature(model, packed, pred, start, h, ctrl).contiguous()
     # the contacts get the last word: the step, which sees inertia and the limits but not the contacts, may have moved
     # bodies into them (the joints it keeps exactly; a second pass over them would apply the servos twice)

@@ -51,6 +51,8 @@ class Model:
   hash_slots: int                 # broadphase: geoms one hash bucket holds; more are counted as overflow
   contact_beta: float             # [1/m] softplus penetration sharpness (DESIGN sec. 3); 0 = exact max(depth, 0)
   contact_margin: float           # [m] broadphase AABBs grow by this beyond 2 dt (|v| + |w| rho)
+  contact_depen: float            # [m/s] the fastest a contact pushes overlapping bodies apart beyond undoing their
+                                  # approach (oracle/solve.py depenetration); 0 = no cap
   jnt_armature: tuple[float, ...]  # [kg m^2] (hinge) or [kg] (slide) rotor inertia in the joint's coordinate, 0 for
                                    # the others (oracle/armature.py)
   jnt_stiffness: tuple[float, ...]  # [N m/rad] or [N/m] a spring in the joint's coordinate (oracle/armature.py)

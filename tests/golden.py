@@ -41,6 +41,14 @@ PHYSICS = ("oracle/**/*.py", "engine/scene*.py", "engine/mass.py", "engine/simul
 # stale only the references of armed models, which name it (ARMED)
 UNUSED = ("oracle/armature.py",)
 ARMED = SOURCES + UNUSED
+
+
+def physics_of(model) -> tuple[str, ...]:
+  """PHYSICS, and UNUSED for a model that runs those files (armature or springs: oracle/armature.py staged)."""
+  from oracle.armature import staged
+  return PHYSICS + UNUSED if staged(model) else PHYSICS
+
+
 # "write": recompute every reference and write it (`make golden`); "update": recompute and write only the missing or
 # stale ones
 WRITE = os.environ.get("TINYXPBD_GOLDEN", "") in ("write", "update")

@@ -171,6 +171,20 @@ def peaks(y: np.ndarray) -> np.ndarray:
   return np.nonzero((y[1:-1] >= y[:-2]) & (y[1:-1] > y[2:]))[0] + 1
 
 
+def sunk_pair(depen: float, sink: float = 0.03, armature: float = 0.0) -> dict:
+  """Two 40 x 20 x 10 cm boxes hinged edge to edge, flat, `sink` [m] into the floor: the depenetration cap's scene
+  (contact.max_depenetration = depen [m/s], 0: none; armature [kg m^2] on the hinge: the armature stage's path)."""
+  box = {"type": "box", "size": [0.2, 0.1, 0.05], "friction": 0.8}
+  z = 0.05 - sink
+  return {"name": "sunk_pair_armed" if armature else "sunk_pair", "dt": 1 / 240, "substeps": 10, "iterations": 2,
+          "contact": {"max_depenetration": depen} if depen else {},
+          "world": {"geoms": [{"name": "floor", "type": "plane", "size": [3.0, 3.0], "friction": 0.8}]},
+          "bodies": [{"name": "a", "pos": [-0.2, 0.0, z], "geoms": [box]},
+                     {"name": "b", "pos": [0.2, 0.0, z], "geoms": [box]}],
+          "joints": [{"type": "hinge", "parent": "a", "child": "b", "anchor": [0.0, 0.0, z], "axis": [0.0, 1.0, 0.0],
+                      **({"armature": armature} if armature else {})}]}
+
+
 # --- gradients (tests/test_grad_*.py): float64 on the CPU device, loss = W . final position of the last body ---
 F64 = dict(dtype=dtypes.float64, device="CPU")
 EPS = 1e-6

@@ -34,7 +34,8 @@ def test_golden_unused_files_are_unused():
   """tests/golden.py leaves oracle/armature.py out of the fingerprints because no reference's scene has armature:
   every reference runs a shipped scene (scenes/, engine/tasks/scenes/) or one derived from it, and the tests that add
   armature read no golden file (test_verify_armature*.py, test_grad_armature.py, test_wgsl_bridge.py) or name it in
-  the reference's sources (tests/golden.py ARMED: test_parity_wgsl_armature.py)."""
+  the reference's sources (tests/golden.py ARMED: test_parity_wgsl_armature.py; physics_of: the gradient parity
+  tests' armed scenes)."""
   scenes = sorted(ROOT.glob("scenes/*.json")) + sorted(ROOT.glob("engine/tasks/scenes/*.json"))
   armed = [p.name for p in scenes if any(j.get("armature") for j in json.loads(p.read_text()).get("joints", []))]
   assert not armed, f"{armed} have armature: drop oracle/armature.py from tests/golden.py UNUSED and run make golden"

@@ -49,7 +49,7 @@ import engine
 from engine.grad import KernelRolloutGrad, RolloutGrad
 from kernels.layout import PARAMS, contact_tables
 from oracle.packed import nmuscle, unpack_state
-from tests.golden import PHYSICS, golden
+from tests.golden import golden, physics_of
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
 
 TASKS = SCENES.parent / "engine" / "tasks" / "scenes"
@@ -142,7 +142,7 @@ def oracle(name: str, steps: int, dtype, source=None) -> dict[str, np.ndarray]:
   scene = source if isinstance(source, dict) else name
   model = engine.load_scene(source)
   out = golden(f"grad_parity_{name}_{dtype.name}", dict(scene=scene, horizons=HORIZONS, batch=B, wrt=wrt_names(model),
-               inputs=inputs_digest(model)), compute, PHYSICS)
+               inputs=inputs_digest(model)), compute, physics_of(model))
   return {k.split("/", 1)[1]: v for k, v in out.items() if k.startswith(f"{steps}/")}
 
 
@@ -205,7 +205,7 @@ def check_spread_parity(name: str, steps: int, source=None) -> None:
             for k, v in gradients(rg32, m, steps, dtypes.float32, "CPU", (p, ctrl, u)).items()}
   digest = hashlib.sha256(b"".join(a.tobytes() for a in [*starts, u] + ([] if ctrl is None else [ctrl]))).hexdigest()
   out = golden(f"grad_spread_{name}_x{steps}_float32", dict(scene=src if isinstance(src, dict) else name,
-               steps=steps, batch=B, wrt=wrt_names(model), inputs=digest), compute, PHYSICS)
+               steps=steps, batch=B, wrt=wrt_names(model), inputs=digest), compute, physics_of(model))
   f32 = [{k.split("/", 1)[1]: v for k, v in out.items() if k.startswith(f"{r}/")} for r in range(SPREAD_RUNS)]
   want = oracle(name, steps, dtypes.float64, source)
   got = [gradients(rg, model, steps, dtypes.float32, "WEBGPU", (p, ctrl, u)) for p in starts]

@@ -12,8 +12,8 @@ import engine
 from engine.grad import RolloutGrad
 from oracle.packed import pack_state, unpack_state
 from tests.golden import PHYSICS, golden
-from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
-from tests.test_parity_grad import B, HORIZONS, judge, kernel, wrt_of
+from tests.helpers import SCENES, sunk_pair, wgsl_checked  # noqa: F401 (autouse)
+from tests.test_parity_grad import B, HORIZONS, check_parity, judge, kernel, wrt_of
 
 SETTLE = {"bounce": 112, "drop": 93}   # [steps] env 0 strikes within the first step, env 1 within the next 3
 
@@ -54,3 +54,14 @@ def test_parity_grad_contact(name: str, steps: int):
   model, rg = kernel(name)
   got = gradients_at(rg, start(name), steps, dtypes.float32, "WEBGPU")
   judge(f"{name} impact x{steps}", model, got, oracle(name, steps, dtypes.float64), oracle(name, steps, dtypes.float32))
+
+
+@pytest.mark.parametrize("steps", HORIZONS)
+@pytest.mark.parametrize("armature", [pytest.param(a, marks=pytest.mark.xdist_group(f"grad_depen_{a}"))
+                                      for a in (0.0, 0.01)], ids=["plain", "armed"])
+def test_parity_grad_depenetration(armature: float, steps: int):
+  """Through the depenetration cap (tests/test_parity_wgsl_contacts.py test_parity_depenetration's scenes, kicked as
+  test_parity_grad does): the capped pushes send their gradient to the points' motion dp, not the depth, and the
+  armed pair's Jacobi passes cap at the approach alone (kernels/adjoint/constraints.wgsl contact_adj)."""
+  scene = sunk_pair(0.5, armature=armature)
+  check_parity(scene["name"], steps, source=scene)

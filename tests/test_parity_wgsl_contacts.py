@@ -3,7 +3,7 @@ split from it so pytest-xdist runs the two halves on both cores)."""
 import pytest
 from engine.parity import compare_cases
 from test_parity_wgsl import SHARED, check, check_scene, scene_params
-from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
+from tests.helpers import SCENES, sunk_pair, wgsl_checked  # noqa: F401 (autouse)
 
 
 # the full step's parity is left to the scenes of the same stages at a smaller size: pile200's step costs 33 s in the
@@ -26,3 +26,14 @@ def test_parity_bounce_two_iterations():
   from engine.scene import load_scene_dict
   scene = {**load_scene_dict(SCENES / "bounce.json"), "name": "bounce_k2", "iterations": 2}
   check(compare_cases(scene, [(130, 0.0)], batch=4, judge=False, **SHARED)[0], tol=1e-4)
+
+
+@pytest.mark.parametrize("armature", [pytest.param(a, marks=pytest.mark.xdist_group(f"depen_{a}")) for a in (0.0, 0.01)],
+                         ids=["plain", "armed"])
+def test_parity_depenetration(armature: float):
+  """The depenetration cap (contact.max_depenetration 0.5 m/s; tests/test_verify_depenetration.py) on two hinged
+  boxes 30 mm into the floor, through the 0.06 s the cap takes to lift them out, from rest and kicked; armed: armature
+  on the hinge, whose Jacobi passes may only undo the approach and whose contacts' last pass pushes (kernels/solve.wgsl
+  depenetration). Within 1e-4 of the oracle, or the float64 floor."""
+  for res in compare_cases(sunk_pair(0.5, armature=armature), [(30, 0.0), (10, 0.5)], batch=4, judge=False, **SHARED):
+    check(res, tol=1e-4)

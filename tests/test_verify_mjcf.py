@@ -17,6 +17,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 import engine
 from engine.mjcf import MJCFWarning, bodies_from_mujoco, compile_mjcf, from_mjcf
+from engine.mjcf_contacts import DEPENETRATION
 from engine.npquat import quat_conj, quat_mul, quat_to_mat
 from engine.scene import SceneError, build_model, load_scene, load_scene_dict
 from engine.simulator import Simulator
@@ -124,10 +125,10 @@ SLOW = ("walker2d", "planar_arm", "inverted_double_pendulum", "hip")
 SLOW_ASSETS = ("hopper", "walker2d", "walker2d_v5", "humanoid", "humanoidstandup")
 
 
-# known defects, each a strict xfail so that its fix shows: humanoidstandup's reference pose lies 36 mm into the floor,
-# which the rigid contacts resolve at once and throw the body ~10 m up (2026-11-28; MuJoCo's soft contacts ease it out,
-# no body above 0.125 m): a depenetration rule is still to come
-DEFECTS = {"humanoidstandup": "starts 36 mm into the floor; the rigid contacts throw it ~10 m up"}
+# known defects, each a strict xfail so that its fix shows; none now: humanoidstandup, whose reference pose lies 36 mm
+# into the floor, was thrown ~10 m up by the rigid contacts until the converter's depenetration cap (engine/
+# mjcf_contacts.py DEPENETRATION) eased it out as MuJoCo's soft contacts do
+DEFECTS: dict[str, str] = {}
 
 
 def _grouped(paths, slow=SLOW):   # a model's tests share one worker, and so its compiled Simulator (cached_simulator)
@@ -344,7 +345,7 @@ def test_verify_mjcf_collision_filter_and_approximations(tmp_path):
               '<body name="c" pos="0 1 1"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>')
   with pytest.warns(MJCFWarning, match="cylinder approximated"):
     scene = from_mjcf(path)
-  assert scene["contact"] == {"exclude": [["a", "b"]]}
+  assert scene["contact"] == {"exclude": [["a", "b"]], "max_depenetration": DEPENETRATION}
   cylinder = scene["bodies"][1]["geoms"][0]
   assert cylinder["type"] == "capsule" and cylinder["size"] == pytest.approx([0.1, 0.2])
   model = engine.load_scene(scene)

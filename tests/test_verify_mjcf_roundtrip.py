@@ -89,11 +89,11 @@ def everything_scene() -> dict:
   """One scene with what the shipped ones leave out: bodies listed children first, a hinge whose bodies collide
   (MuJoCo's parent filter then off), an excluded pair, a distance joint with damping and compliance between two
   bodies, a body of two geoms of different densities given no mass, initial velocities, restitution, a world box,
-  softplus and broadphase settings, sites and a tendon listed out of MuJoCo's order, a position servo."""
+  softplus, depenetration and broadphase settings, sites and a tendon listed out of MuJoCo's order, a position servo."""
   box = {"type": "box", "size": [0.1, 0.1, 0.1]}
   return {
     "name": "everything", "dt": 0.005, "substeps": 7, "iterations": 2, "relaxation": 0.8,
-    "contact": {"softplus_beta": 300.0, "margin": 0.02, "pair_capacity": 5, "hash_slots": 3,
+    "contact": {"softplus_beta": 300.0, "margin": 0.02, "pair_capacity": 5, "hash_slots": 3, "max_depenetration": 0.4,
                 "exclude": [["free", "lower"]]},
     "world": {"geoms": [{"type": "plane", "quat": [0.99, 0.141067, 0.0, 0.0]},
                         {"type": "box", "size": [0.2, 0.2, 0.2], "pos": [3.0, 0.0, 0.2]}]},

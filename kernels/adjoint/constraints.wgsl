@@ -264,16 +264,17 @@ fn push_adj(s1: Side, s2: Side, oa: vec3<f32>, ob: vec3<f32>, n: vec3<f32>, err:
 // contact slot i's adjoint (kernels/constraints.wgsl contact, replayed from the restored snapshot): from the
 // gradients of its Correction (its bodies' summed corrections') and of its multipliers after (the slot's adjoint
 // on the tape, kernels/adjoint/narrowphase.wgsl), the gradients of its sides, its bodies' D and TH and its row's
-// n, ra and rb. lam0: where the iteration's contact multipliers before are on the tape. The discrete choices (on,
-// stick) are replayed; lambda' = lambda + P for both multipliers, so their gradients pass through unchanged (the
-// friction coefficient enters only the stick test: no gradient here)
-fn contact_adj(i: u32, lam0: u32) {
+// n, ra and rb. lam0: where the iteration's contact multipliers before are on the tape; joints: the forward pass's
+// (the depenetration allowance). The discrete choices (on, stick, the cap's side) are replayed; lambda' = lambda + P
+// for both multipliers, so their gradients pass through unchanged (the friction coefficient enters only the stick
+// test: no gradient here)
+fn contact_adj(i: u32, lam0: u32, joints: bool) {
   let s1 = slot_side(i, 0u);
   let s2 = slot_side(i, 1u);
   let ba = slot_body(i, 0u);
   let bb = slot_body(i, 1u);
   let n = lv3(sl(i) + SLOT_NORMAL);
-  let ce = contact_err(i, s1, s2);
+  let ce = contact_err(i, s1, s2, joints);
   let oa = ce.dep.oa;
   let ob = ce.dep.ob;
   let d = ce.dep.d;
@@ -281,9 +282,7 @@ fn contact_adj(i: u32, lam0: u32) {
   let on = ce.on;
   if (!on) { zero_item(NJOINT + i); return; }   // a zero correction, the multipliers unchanged
   let lam_n = tape[lam0 + 2u * i] + push(s1, s2, oa, ob, n, err, on).mag;
-  let disp_a = body_disp(ba) + cross(body_rot(ba), oa);
-  let disp_b = body_disp(bb) + cross(body_rot(bb), ob);
-  let dp = disp_a - disp_b;
+  let dp = ce.dp;
   let dpt = dp - n * dot(dp, n);
   let slip = norm_dir(dpt, EPS);
   let wt = inv_mass_at(s1, oa, slip.dir) + inv_mass_at(s2, ob, slip.dir);
@@ -296,16 +295,28 @@ fn contact_adj(i: u32, lam0: u32) {
   let fr = push_adj(s1, s2, oa, ob, slip.dir, slip.len, stick, g, tape[a + SA_LAMBDA_T]);
   let gdpt = norm_dir_adj(dpt, EPS, fr.err, fr.n);
   let gs = -dot(n, gdpt);                      // dpt = dp - n s, s = dp.n
-  let gdp = gdpt + n * gs;
-  var gn = gdpt * -dot(dp, n) + dp * gs;
+  var gdp = gdpt + n * gs;
+  var gn = gdpt * -dot(dp, n);
+  // the normal push; with the cap err = min(raw, max(room, 0)), room = dp.n + allowance: the gradient goes to the
+  // smaller side, halved on a tie, and through max(room, 0) where room > 0 (halved at 0), as tinygrad's min and max
+  let nm = push_adj(s1, s2, oa, ob, n, err, on, g, tape[a + SA_LAMBDA_N]);
+  var graw = nm.err;
+  if (DEPEN > 0.0) {
+    let cap = max(ce.room, 0.0);
+    let tie = select(0.0, 0.5, cap == ce.raw);
+    let gcap = nm.err * select(tie, 1.0, cap < ce.raw) * select(select(0.0, 0.5, ce.room == 0.0), 1.0, ce.room > 0.0);
+    graw = nm.err * select(tie, 1.0, ce.raw < cap);
+    gdp = gdp + n * gcap;
+    gn = gn + dp * gcap;
+  }
+  gn = gn + dp * gs;
   var goa = fr.r1 + cross(gdp, body_rot(ba));  // dp = (D_a + TH_a x oa) - (D_b + TH_b x ob)
   var gob = fr.r2 - cross(gdp, body_rot(bb));
-  // the normal push, err = d (or its softplus: max(d, 0) + log(1 + exp(-|d| beta)) / beta, tinygrad's tie halves)
-  let nm = push_adj(s1, s2, oa, ob, n, err, on, g, tape[a + SA_LAMBDA_N]);
-  var gd = nm.err;
+  // raw = d (or its softplus: max(d, 0) + log(1 + exp(-|d| beta)) / beta, tinygrad's tie halves)
+  var gd = graw;
   if (CONTACT_BETA > 0.0) {
     let e = exp(-(abs(d) * CONTACT_BETA));
-    gd = nm.err * (select(select(0.0, 0.5, d == 0.0), 1.0, d > 0.0) - sign(d) * e / (e + 1.0));
+    gd = graw * (select(select(0.0, 0.5, d == 0.0), 1.0, d > 0.0) - sign(d) * e / (e + 1.0));
   }
   gn = gn + nm.n + ((s1.x + oa) - (s2.x + ob)) * gd;   // d = ((x1 + oa) - (x2 + ob)).n
   goa = goa + nm.r1 + n * gd;

@@ -22,7 +22,7 @@ fn solve_adj(h: f32, o: u32, joints: bool) {   // restore_iteration put the snap
       joint_correction_adj(JOINT_ORDER[k], h, lam0 + LAMW * JOINT_ORDER[k]);
     }
   }
-  for (var k = lane; k < n_live_slots(); k += LANES) { contact_adj(live_slot(k), lam0 + NLAM_ARR); }
+  for (var k = lane; k < n_live_slots(); k += LANES) { contact_adj(live_slot(k), lam0 + NLAM_ARR, joints); }
   if (LANES == 1u) { return; }
   barrier();
   for (var b = lane; b < NBODY; b += LANES) {   // the joints' records in JOINT_ORDER, then the slots'

@@ -27,6 +27,8 @@ class ContactIn:
   disp_b: V3
   rot_b: V3
   beta: float      # softplus sharpness [1/m]; 0: exact max(depth, 0)
+  depen: float | None = None  # [m] how far this substep's pushes may move the points apart beyond undoing the
+                              # substep's own approach (oracle/solve.py depenetration); None: no cap
 
 
 def depth(c: ContactIn, s1: Side, s2: Side) -> tuple[Tensor, V3, V3]:
@@ -56,6 +58,15 @@ def contact(model, c: ContactIn, s1: Side, s2: Side, lam: tuple, h: float) -> tu
     on = c.valid
   else:
     err, on = d, touching
+  # the contact points' relative motion since the substep began, first order like recover (D + TH x r): the normal
+  # cap below and static friction read it from the Jacobi snapshot
+  dp = (c.disp_a + c.rot_a.cross(oa)) - (c.disp_b + c.rot_b.cross(ob))
+  if c.depen is not None:
+    # depenetration cap (MuJoCo's soft contacts and PhysX's maxDepenetrationVelocity do the same job): the push may
+    # undo what the points approached this substep, dp.n, plus `depen`, never more. A body that starts deep in
+    # another (a model whose initial pose overlaps) then leaves it at depen / h, instead of being thrown out in one
+    # substep at d / h; a resting contact, whose overlap each substep is its own approach, is untouched
+    err = err.minimum((dp.dot(c.n) + c.depen).maximum(0.0))
   normal, pn = push(s1, s2, oa, ob, c.n, err, on)
   lam_n = lam[0] + pn
   # static friction: the contact points' relative tangential motion since the substep began, undone when the
@@ -64,7 +75,6 @@ def contact(model, c: ContactIn, s1: Side, s2: Side, lam: tuple, h: float) -> tu
   # does (the per-body average mixes it with the other contacts'), and at a box corner its rotation moves the point
   # sideways, outwards, so counting it made the cone test fail on one side of a resting box and held it on the
   # other: the box crept at ~1.4 mm/s (measured on drop.json) instead of standing still.
-  dp = (c.disp_a + c.rot_a.cross(oa)) - (c.disp_b + c.rot_b.cross(ob))  # first order, like recover (D + TH x r)
   dpt = dp - c.n * dp.dot(c.n)
   slip, t, moving = dpt.norm_dir(EPS)
   w = s1.inv_mass_at(oa, t) + s2.inv_mass_at(ob, t)
