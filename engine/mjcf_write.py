@@ -37,7 +37,8 @@ PREFIX = "tinyxpbd:"
 # per-element values are in the reader's order: MuJoCo's bodies, geoms and actuators, then its joints followed by the
 # equality joints (distance, fixed, loop-closing ball); the order_* permutations then give the scene's order
 EXTRAS = {"solver": "substeps, iterations, relaxation", "contact": "margin, softplus_beta, pair_capacity, hash_slots "
-          "(0: derived), max_depenetration (0: none)", "camera": "pos (3), target (3), fov", "body_vel": "vel (3), angvel (3) per body",
+          "(0: derived), max_depenetration (0: none)", "camera": "pos (3), target (3), fov",
+          "body_vel": "vel (3), angvel (3) per body",
           "geom_restitution": "per geom", "geom_density": "per geom [kg/m^3]",
           "body_given": "per body: 0 mass from the densities, 1 mass given, 2 mass and inertia given",
           "joint_compliance": "per joint", "joint_damping": "per joint", "acc0": "per actuator",

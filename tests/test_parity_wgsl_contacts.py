@@ -28,8 +28,8 @@ def test_parity_bounce_two_iterations():
   check(compare_cases(scene, [(130, 0.0)], batch=4, judge=False, **SHARED)[0], tol=1e-4)
 
 
-@pytest.mark.parametrize("armature", [pytest.param(a, marks=pytest.mark.xdist_group(f"depen_{a}")) for a in (0.0, 0.01)],
-                         ids=["plain", "armed"])
+@pytest.mark.parametrize("armature", [pytest.param(a, marks=pytest.mark.xdist_group(f"depen_{a}"))
+                                      for a in (0.0, 0.01)], ids=["plain", "armed"])
 def test_parity_depenetration(armature: float):
   """The depenetration cap (contact.max_depenetration 0.5 m/s; tests/test_verify_depenetration.py) on two hinged
   boxes 30 mm into the floor, through the 0.06 s the cap takes to lift them out, from rest and kicked; armed: armature
