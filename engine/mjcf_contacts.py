@@ -21,8 +21,10 @@ FRICTIONLESS = 1     # condim 1: normal force only
 # [m/s] contact.max_depenetration of every converted model with contacts (oracle/solve.py depenetration). MuJoCo's
 # contacts are soft (solref: a critically damped spring of time constant 0.02 s), so a model that starts overlapping
 # the floor is eased out of it; this engine's rigid contacts would throw it out in one substep (the converted
-# humanoidstandup, 36 mm deep, flew ~10 m up). A cap of the order of MuJoCo's recovery (at most d / (e 0.02 s) for a
-# depth d: 0.66 m/s at 36 mm) leaves it rising 0.16 m and resting at MuJoCo's height (tests/test_verify_mjcf.py)
+# humanoidstandup, 36 mm deep, flew ~10 m up). The cap is of the order of MuJoCo's own recovery: humanoidstandup's
+# deepest contact shrinks 36 -> 21 -> 6.5 mm at 24 and 48 ms under mj_step (~0.6 m/s; a critically damped d / (e 0.02
+# s) is 0.66 m/s), and at 0.3 m/s its highest centre of mass rises to 0.160 m (MuJoCo's 0.125 m) and it rests at
+# MuJoCo's height (docs/mjcf.md; tests/test_verify_mjcf.py's slow run)
 DEPENETRATION = 0.3
 
 
