@@ -8,21 +8,15 @@ from oracle.packed import pack_state, unpack_state
 from oracle.types import State
 
 
-# steps per realize in the passes. Each realize walks every live tensor's graph (tinygrad's becomes-map) and the passes
-# keep a checkpoint tensor per step alive, so a realize per step costs steps^2 in the first, uncaptured call of a
-# horizon (later calls replay the capture), while a lazy graph of many steps is slow to schedule. Chain, 1,000 steps,
-# first call, warm shader cache: 98 s with four realizes a step, 40 s with one, 24 s every 10 to 50 steps, 162 s once
-REALIZE_EVERY = 25
-
-
 class KernelRolloutGrad(RolloutGrad):
-  """Reverse mode through the WGSL kernel, on the device. The forward runs the horizon's env-steps, one launch each,
-  and keeps the packed state before each (13 floats per body per env per step); the backward runs the backward kernel
-  (engine.wgsl.step_vjp) once per step, from the last, each recomputing its step's substeps from its checkpoint (the
-  kernel's tape is scratch of one step). Each pass is one TinyJit per horizon: outside a capture every small op
-  (a checkpoint's copy, a gradient's sum) is scheduled again at every step, which cost more than the kernels
-  (chain x64, 20 steps: 100 of 176 ms). Parameter gradients come per env and are summed (engine.wgsl.param_grads).
-  Checkpoints are the capture's buffers: valid until the next forward of the same horizon."""
+  """Reverse mode through the WGSL kernel, on the device, a launch per pass: the forward runs the horizon's env-steps
+  and keeps the start and the packed state after each (13 floats per body per env per step: engine.wgsl.trajectory);
+  the backward kernel then runs the steps from the last (engine.wgsl.trajectory_vjp), recomputing each step's
+  substeps from its row (its tape is scratch of one step) and carrying the adjoint state from step to step. A launch
+  per step cost each pass 0.2 to 0.6 forward steps on lavapipe (bench/README.md). Each pass is one TinyJit per
+  horizon (its few small ops captured with it). Parameter gradients come per env and are summed
+  (engine.wgsl.param_grads). Checkpoints are the capture's buffers: valid until the next forward of the same
+  horizon."""
 
   def __init__(self, model, wrt: tuple[str, ...] = ()):
     from engine import wgsl
@@ -37,31 +31,22 @@ class KernelRolloutGrad(RolloutGrad):
     self._fwds, self._bwds = {}, {}   # per (horizon, with controls): the jitted passes
 
   def _forward_fn(self, packed: Tensor, *ctrls: Tensor) -> tuple[Tensor, ...]:
-    """The packed states after each of the len(ctrls) or steps env-steps."""
+    """The start and the packed states after each of the steps, (steps + 1, B, NROWS, 13), in one launch
+    (engine.wgsl.trajectory)."""
     from engine import wgsl
-    out = []
-    for t in range(self._steps):
-      packed = wgsl.step(self.model, packed, ctrls[0][t] if ctrls else None, 1, self.stepper.damping)
-      out.append(packed)
-      if (t + 1) % REALIZE_EVERY == 0 or t + 1 == self._steps: Tensor.realize(*out[-REALIZE_EVERY:])
-    return tuple(out)
+    ctrl = ctrls[0] if ctrls else None
+    return (wgsl.trajectory(self.model, packed, ctrl, self._steps, self.stepper.damping).realize(),)
 
-  def _backward_fn(self, adj: Tensor, *args: Tensor) -> tuple[Tensor, ...]:
+  def _backward_fn(self, adj: Tensor, traj: Tensor, *ctrls: Tensor) -> tuple[Tensor, ...]:
     """(d/d initial packed, d/d the parameter row summed over steps where wrt names a parameter, d/d ctrl per step)
-    from d/d final packed; args: the states before each step, then the (steps, B, nact) controls when the model has
-    actuators. Without wrt the parameter row's sum is left out: a (B, NPARAM) add a step (pendulum x4096, 20 steps:
-    rollout backward 153 -> 118 ms on lavapipe)."""
+    from d/d final packed, the forward's trajectory and, when the model has actuators, its (steps, B, nact) controls:
+    the backward kernel over every step in one launch (engine.wgsl.trajectory_vjp)."""
     from engine import wgsl
-    states, ctrls = args[:self._steps], (args[self._steps] if len(args) > self._steps else None)
-    prm, per_step = None, []
-    for t in reversed(range(self._steps)):
-      adj, gc, gp = wgsl.step_vjp(self.model, states[t], None if ctrls is None else ctrls[t], adj, self.stepper.damping)
-      adj = adj.contiguous()
-      if self.wrt: prm = gp.contiguous() if prm is None else prm + gp
-      if ctrls is not None: per_step.append(gc[:, :self.model.nact].contiguous())
-      if t % REALIZE_EVERY == 0: Tensor.realize(adj, *([prm] if self.wrt else []), *per_step[-REALIZE_EVERY:])
-    out = (adj,) + ((prm,) if self.wrt else ())
-    if ctrls is not None: out += (Tensor.stack(*reversed(per_step)).realize(),)
+    ctrl = ctrls[0] if ctrls else None
+    adj, gc, gp = wgsl.trajectory_vjp(self.model, traj, ctrl, adj, self.stepper.damping)
+    out = (adj.contiguous(),) + ((gp.contiguous(),) if self.wrt else ())
+    if ctrl is not None: out += (gc[..., :self.model.nact].contiguous(),)
+    Tensor.realize(*out)
     return out
 
   def _pass(self, cache: dict, fn, steps: int, ctrls, *args):
@@ -72,22 +57,22 @@ class KernelRolloutGrad(RolloutGrad):
 
   def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, tuple]:
     from engine import wgsl
+    if steps < 1: raise ValueError(f"forward: steps must be at least 1, got {steps}")
     packed = pack_state(state, self.model).contiguous().realize()
     B = packed.shape[0]
     wgsl.idle_ctrl(B)   # built outside the captures
     ctrls = None   # (steps, B, nact) for a model with actuators
     if self.model.nact: ctrls = Tensor.stack(*self._ctrl(ctrl, B, steps, packed.device)).contiguous().realize()
     elif ctrl is not None: check_ctrl(self.model, B, ctrl, packed.device)   # raises: no actuators
-    states = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed)
-    final = unpack_state(states[-1].clone().realize(), (state.time + steps * self.model.dt).realize(), self.model)
-    return final, ((packed, *states[:-1]), ctrls)
+    (traj,) = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed)
+    final = unpack_state(traj[-1].clone().realize(), (state.time + steps * self.model.dt).realize(), self.model)
+    return final, (traj, ctrls)
 
   def backward(self, checkpoints: tuple, adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
     from engine import wgsl
-    states, ctrls = checkpoints
-    if not states: raise ValueError("backward: no steps to differentiate")
+    traj, ctrls = checkpoints
     adj = adj_final.clone(device=self.stepper.device).realize()   # a constant gradient has no device of its own
-    out = self._pass(self._bwds, self._backward_fn, len(states), ctrls, adj, *states)
+    out = self._pass(self._bwds, self._backward_fn, traj.shape[0] - 1, ctrls, adj, traj)
     named = wgsl.param_grads(self.model, out[1]) if self.wrt else {}
     totals = {n: named[n].clone().realize() for n in self.wrt}
     if ctrls is not None: totals["ctrl"] = out[-1].clone().realize()

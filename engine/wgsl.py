@@ -301,6 +301,27 @@ def step_scratch(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps
                 workgroup=workgroup_size(lanes, B))
 
 
+def trajectory(model: Model, packed: Tensor, ctrls: Tensor | None, steps: int, damping: bool | None = None) -> Tensor:
+  """`steps` env-steps of every env in one launch, keeping each: packed (B, NROWS, 13) float32 on WEBGPU and ctrls
+  (steps, B, nact) or None (zeros) -> (steps + 1, B, NROWS, 13), the start and the state after each step
+  (kernels.program.source bound to a trajectory), which trajectory_vjp reads as its checkpoints. The reverse mode's
+  checkpointed forward (engine/grad_kernel.py): a launch per step cost it 0.2 to 0.6 forward steps (bench/README.md).
+  Lazy, like step()."""
+  B = packed.shape[0]
+  if steps < 1: raise ValueError(f"wgsl trajectory: steps must be at least 1, got {steps}")
+  if ctrls is None or model.nact == 0: ctrls = idle_ctrl(B)   # read by no actuator
+  elif ctrls.shape != (steps, B, model.nact):
+    raise ValueError(f"wgsl trajectory: controls of shape {ctrls.shape}, expected ({steps}, {B}, {model.nact})")
+  tab, consts = tables(model)
+  lanes = LANES or default_lanes(model, B, cpu_adapter())
+  # step()'s program at one step: it reads a trajectory's step count from the output's length
+  out, _ = launch(program_text(source, model, B, 1, damping, lanes), ENTRY,
+                  (steps + 1, B, state_rows(model), 13),
+                  packed, params(model), ctrls, tab, threads=B * lanes, scratch=(B, consts["SCR"]),
+                  workgroup=workgroup_size(lanes, B))
+  return out
+
+
 def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,
                   damping: bool | None = None, lanes: int | None = None) -> tuple[Tensor, Tensor]:
   """step_scratch's state and (B,) int32: the candidate pairs the broadphase dropped for want of capacity and the
@@ -347,10 +368,31 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   None: where it applies (kernels.tape.store_mode). prm: the packed parameters (default: params(model)). lanes:
   invocations per env (None: backward_lanes); the gradients do not depend on it beyond the order in which the lanes'
   parameter gradients add up. Lazy, like step()."""
+  return _vjp(model, packed, ctrl, gout, damping, store, prm, lanes, None)
+
+
+def trajectory_vjp(model: Model, traj: Tensor, ctrls: Tensor | None, gout: Tensor, damping: bool | None = None,
+                   store: bool | None = None, lanes: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
+  """The backward kernel over a whole trajectory in one launch: traj, trajectory()'s (steps + 1, B, NROWS, 13), ctrls
+  its (steps, B, nact) or None, gout = d loss / d (its last state). Returns (d loss / d its start (B, NROWS, 13),
+  d loss / d ctrls (steps, B, max(nact, 1)), d loss / d the parameter row summed over the steps (B, NPARAM)). The
+  same step adjoints as step_vjp's, each step recomputed from its row (bit for bit step_vjp's chain: tests)."""
+  steps, B = traj.shape[0] - 1, traj.shape[1]
+  if traj.ndim != 4 or steps < 1: raise ValueError(f"trajectory_vjp: expected trajectory()'s (steps + 1, B, NROWS, 13) "
+                                                   f"with steps >= 1, got {traj.shape}")
+  adj, gc, gp = _vjp(model, traj, ctrls, gout, damping, store, None, lanes, steps)
+  return adj, gc.reshape(steps, B, -1)[..., :max(model.nact, 1)], gp
+
+
+def _vjp(model: Model, inp: Tensor, ctrl: Tensor | None, gout: Tensor, damping: bool | None, store: bool | None,
+         prm: Tensor | None, lanes: int | None, steps: int | None) -> tuple[Tensor, Tensor, Tensor]:
+  """step_vjp (steps None: inp the step's start, ctrl (B, nact)) and trajectory_vjp (inp the trajectory, ctrl
+  (steps, B, nact)): the launch, and its output cut into the start state's gradient, the controls' (B, NCTRL) or
+  (steps * B * NCTRL,) and the parameters'."""
   from kernels.layout import param_layout
   from kernels.program import BACKWARD_ENTRY, backward_source
   from kernels.tape import store_mode, tape_buffer, tape_layout
-  B, nb = packed.shape[0], state_rows(model) * 13
+  B, nb, rows = inp.shape[-3], state_rows(model) * 13, state_rows(model)
   if damping is None:
     from oracle.joint_damping import has_damping
     damping = has_damping(model)
@@ -358,13 +400,14 @@ def step_vjp(model: Model, packed: Tensor, ctrl: Tensor | None, gout: Tensor, da
   lanes = backward_lanes(model, B, lanes)
   if store is None: store = store_mode(model, B, damping, lanes)
   tape = tape_layout(model, damping, store, lanes)
-  out, _ = launch(program_text(backward_source, model, B, damping, store, None, lanes), BACKWARD_ENTRY,
-                  (B, tape["GRAD_W"]), packed, params(model) if prm is None else prm, ctrl, tables(model)[0],
-                  _step_scratch(model, B, lanes), gout.reshape(B, state_rows(model), 13), threads=B * lanes,
+  nc, width = max(model.nact, 1), tape["GRAD_W"]
+  out, _ = launch(program_text(backward_source, model, B, damping, store, None, lanes),
+                  BACKWARD_ENTRY, (B * width + (steps or 0) * B * nc,), inp, params(model) if prm is None else prm,
+                  ctrl, tables(model)[0], _step_scratch(model, B, lanes), gout.reshape(B, rows, 13), threads=B * lanes,
                   scratch=tape_buffer(tape, B), workgroup=workgroup_size(lanes, B))
-  nc = max(model.nact, 1)
-  return (out[:, :nb].reshape(B, state_rows(model), 13), out[:, nb:nb + nc],
-          out[:, nb + nc:nb + nc + param_layout(model)[1]])
+  rows_out = out[:B * width].reshape(B, width)
+  gc = rows_out[:, nb:nb + nc] if steps is None else out[B * width:]
+  return rows_out[:, :nb].reshape(B, rows, 13), gc, rows_out[:, nb + nc:nb + nc + param_layout(model)[1]]
 
 
 def step_grad(model: Model, packed: Tensor, ctrl: Tensor | None = None) -> Tensor:
@@ -440,5 +483,5 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
   return step_overflow(model, packed, ctrl, steps, damping, lanes)[0]
 
 
-__all__ = ["step", "step_overflow", "step_scratch", "contact_set", "launch", "prepare", "idle_ctrl", "require_webgpu",
-           "check_model", "WebGPUUnavailable", "CHECK", "LANES"]
+__all__ = ["step", "trajectory", "step_vjp", "trajectory_vjp", "step_overflow", "step_scratch", "contact_set", "launch",
+           "prepare", "idle_ctrl", "require_webgpu", "check_model", "WebGPUUnavailable", "CHECK", "LANES"]

@@ -269,7 +269,8 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   the step's (outp: the (B, GRAD_W) gradients), then the output gradient (binding 7) and the tape (binding 8:
   kernels.tape.tape_buffer, unused where the tape is private); tape_layout(store, lanes) gives the widths.
   private_params: sum the parameter gradients in private memory (None: where the row has at most PRIVATE_PARAMS and
-  the env has one lane)."""
+  the env has one lane). Bound to a trajectory (engine.wgsl.trajectory_vjp) it runs the adjoint of every step in one
+  launch (kernels/adjoint/xpbd_step.wgsl)."""
   check_backward(model)
   damping = has_damping(model) if damping is None else damping
   check_lanes(model, lanes, backward=True)
@@ -294,7 +295,9 @@ def source(model: Model, batch: int, steps: int, damping: bool | None = None, la
   """The complete WGSL program for `batch` envs of `model`, advancing `steps` env-steps per launch. damping: whether
   the velocity pass runs (oracle.joint_damping.has_damping, which reads tensors: pass it in under a JIT capture). lanes:
   invocations per env (engine/wgsl.py picks them with default_lanes); launch the program on batch * lanes
-  invocations in workgroups of workgroup_size(lanes, batch)."""
+  invocations in workgroups of workgroup_size(lanes, batch). Bound to an output of more than one state, a trajectory
+  (engine.wgsl.trajectory), it runs as many steps as follow the start there, keeping each, with a control row per
+  step, and `steps` is left unused."""
   check_supported(model)
   damping = has_damping(model) if damping is None else damping
   check_lanes(model, lanes)

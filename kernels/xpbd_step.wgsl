@@ -16,12 +16,12 @@
 // the pair-kind dispatch), generated per Model.
 //
 // Buffers (tinygrad's layout: binding 0 is its INFINITY uniform, then the custom kernel's arguments in order):
-//   outp  (B, NROWS, 13)  the state after NSTEPS env-steps, oracle/packed.py's layout (the header's PACKED_*):
+//   outp  (B, NROWS, 13)  the state after NSTEPS env-steps (or a trajectory: (steps + 1, B, NROWS, 13), the start and the state after each step), oracle/packed.py's layout (the header's PACKED_*):
 //                         [pos 0:3 | quat (w,x,y,z) 3:7 | vel 7:10 | angvel 10:13] per body, then MROWS rows of
 //                         the muscles' activations, 13 a row (NROWS = NBODY + MROWS)
 //   inp   (B, NROWS, 13)  the state before
 //   prm   (MB, NPARAM)    the Model's tensors, flattened (MB = 1, or B with domain randomisation)
-//   ctrl  (B, NCTRL)      actuator controls, held for the call
+//   ctrl  (B, NCTRL)      actuator controls, held for the call (a trajectory's: (steps, B, NCTRL), a row per step)
 //   tab   (NTAB,) i32     the scene's static contact tables (kernels/layout.py contact_tables)
 //   scr   (B, SCR)        per-env scratch: the contact plan and slots (kernels/contacts.wgsl; the kernel's own)
 
@@ -121,6 +121,22 @@ fn load_state(base: u32) {
   for (var k = lane; k < NMUSCLE; k += LANES) { mact[k] = inp[base + PACKED_WIDTH * NBODY + k]; }
 }
 
+// the working state into outp at `base` (each body on its lane), then the activation rows, zero-padded as
+// oracle/packed.py join_act pads them
+fn store_state(base: u32) {
+  for (var b = lane; b < NBODY; b += LANES) {
+    let o = base + PACKED_WIDTH * b;
+    out3(o + PACKED_POS, bx[b]);
+    outp[o + PACKED_QUAT] = bq[b].w;
+    out3(o + PACKED_QUAT + 1u, bq[b].v);
+    out3(o + PACKED_VEL, bv[b]);
+    out3(o + PACKED_ANGVEL, bw[b]);
+  }
+  for (var k = lane; k < MROWS * PACKED_WIDTH; k += LANES) {
+    outp[base + PACKED_WIDTH * NBODY + k] = select(0.0, mact[min(k, NMUSCLE_ARR - 1u)], k < NMUSCLE);
+  }
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
              @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -133,22 +149,21 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_i
   load_state(base);
   barrier();
   var dropped = 0u;   // candidate pairs beyond their block's capacity, summed over the launch's steps (lane 0)
-  for (var k = 0u; k < NSTEPS; k++) {
+  // an output of more than one state is a trajectory (engine.wgsl.trajectory), its steps the rows after the start's:
+  // read from the buffer's length, so that the program at NSTEPS = 1 serves every horizon and step() too (a program
+  // per step count cost each new horizon a 7 to 11 s compile on lavapipe: chain x64, stack10 x64)
+  let rows = arrayLength(&outp) / (BATCH * NROWS * PACKED_WIDTH);
+  let trajectory = rows > 1u;
+  let nsteps = select(NSTEPS, rows - 1u, trajectory);
+  if (trajectory) { store_state(base); }   // row 0: the start, so that the rows are the backward's checkpoints
+  for (var k = 0u; k < nsteps; k++) {
+    if (trajectory) { cb = (k * BATCH + e) * NCTRL; }   // this step's controls
     if (NSLOT > 0u) { broadphase(); barrier(); dropped = dropped + overflow; }   // once per step (M20 sec. 3.5)
     for (var s = 0u; s < SUBSTEPS; s++) { substep(H); }
+    // each step's state (the substep's last stage ended with a barrier, so every body is final on its lane)
+    if (trajectory) { store_state((k + 1u) * BATCH * NROWS * PACKED_WIDTH + base); }
   }
   if (lane == 0u) { scr[sb + OVF] = f32(dropped); }   // read back as State.contact_overflow (engine/wgsl.py)
   env_out(e);
-  for (var b = lane; b < NBODY; b += LANES) {
-    let o = base + PACKED_WIDTH * b;
-    out3(o + PACKED_POS, bx[b]);
-    outp[o + PACKED_QUAT] = bq[b].w;
-    out3(o + PACKED_QUAT + 1u, bq[b].v);
-    out3(o + PACKED_VEL, bv[b]);
-    out3(o + PACKED_ANGVEL, bw[b]);
-  }
-  // the activation rows, zero-padded as oracle/packed.py join_act pads them
-  for (var k = lane; k < MROWS * PACKED_WIDTH; k += LANES) {
-    outp[base + PACKED_WIDTH * NBODY + k] = select(0.0, mact[min(k, NMUSCLE_ARR - 1u)], k < NMUSCLE);
-  }
+  if (!trajectory) { store_state(base); }
 }

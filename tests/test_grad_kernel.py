@@ -225,3 +225,50 @@ def test_grad_rollout_reuses_its_passes():
   adj, prm = fresh.backward(cps, g)
   np.testing.assert_array_equal(pack_state(a2).numpy(), adj.numpy())
   np.testing.assert_array_equal(p2["body_inv_mass"].numpy(), prm["body_inv_mass"].numpy())
+
+
+@pytest.mark.parametrize("scene,lanes", [("muscle_hang", 1), ("drop", 1), ("muscle_hang", 2)])
+def test_parity_trajectory(scene, lanes, monkeypatch):
+  """engine.wgsl.trajectory, the reverse mode's checkpointed forward (every step in one launch, a control row per
+  step, each step's state kept), against engine.wgsl.step one launch per step with the same controls: the same
+  program but for where it stores, so equal bit for bit. muscle_hang: controls and activation rows; drop: contacts
+  (its box, half a size 0.1 m, lands within the steps from the kicked start 0.12 m up at 2 m/s down). One program
+  serves both horizons. Then the backward over the trajectory in one launch (engine.wgsl.trajectory_vjp) against
+  step_vjp a launch per step: the same state and control gradients bit for bit, and the parameters' summed over the
+  steps (the launch adds them up in its own order: float32 rounding). lanes 2: the lanes' control sums per step."""
+  monkeypatch.setattr(wgsl, "LANES", lanes)   # both kernels' invocations per env (2: the lanes' control sums)
+  model = engine.load_scene(SCENES / f"{scene}.json", device="WEBGPU")
+  p0 = pack_state(engine.Simulator(model, batch=3).reset(seed=1, noise=0.5), model).numpy()
+  if scene == "drop": p0[:, 0, 2], p0[:, 0, 9] = 0.12, -2.0
+  rng = np.random.default_rng(3)
+  for steps in (4, 6):
+    ctrls = rng.uniform(0, 1, size=(steps, 3, model.nact)).astype(np.float32) if model.nact else None
+    ct = None if ctrls is None else Tensor(ctrls, device="WEBGPU")
+    traj = wgsl.trajectory(model, Tensor(p0, device="WEBGPU"), ct, steps).numpy()
+    np.testing.assert_array_equal(traj[0], p0)
+    p = Tensor(p0, device="WEBGPU")
+    for t in range(steps):
+      p = wgsl.step(model, p, None if ctrls is None else Tensor(ctrls[t], device="WEBGPU")).realize()
+      np.testing.assert_array_equal(traj[t + 1], p.numpy(), err_msg=f"step {t} of {steps}")
+  if scene == "drop":   # the floor held every box above its free fall: they were in contact
+    T = steps * model.dt
+    assert (traj[-1, :, 0, 2] > p0[:, 0, 2] + p0[:, 0, 9] * T - 4.9 * T * T + 0.01).all()
+  # the backward over the trajectory in one launch against step_vjp's chain, a launch per step
+  steps = traj.shape[0] - 1
+  u = Tensor(rng.normal(size=p0.shape).astype(np.float32), device="WEBGPU")
+  tj = Tensor(traj, device="WEBGPU")
+  adj, gc, gp = (t.numpy() for t in wgsl.trajectory_vjp(model, tj, ct, u))
+  a, gps = u, []
+  for t in reversed(range(steps)):
+    a, c, g = wgsl.step_vjp(model, tj[t].contiguous(), None if ct is None else ct[t].contiguous(), a)
+    a = a.realize()
+    np.testing.assert_array_equal(gc[t], c.numpy(), err_msg=f"controls' gradient, step {t}")
+    gps.append(g.numpy())
+  np.testing.assert_array_equal(adj, a.numpy())
+  # two float32 sums of the same `steps` terms in different orders: each within steps ulps of the terms' magnitudes
+  bound = 2 * steps * np.finfo(np.float32).eps * np.sum(np.abs(gps), axis=0)
+  assert (np.abs(gp - np.sum(gps, axis=0)) <= bound).all()
+  assert np.abs(adj).max() > 0 and np.abs(gp).max() > 0
+  if model.nact:
+    with pytest.raises(ValueError, match="controls of shape"):
+      wgsl.trajectory(model, Tensor(p0, device="WEBGPU"), Tensor.zeros(2, 3, 1, device="WEBGPU"), 3)

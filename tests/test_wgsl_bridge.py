@@ -121,7 +121,7 @@ def test_verify_wgsl_names_mirror_the_oracle_stages():
   # calls that are no stage: the packed state's load and store, the multipliers' reset, which the oracle's substep
   # does too (oracle/solve.py init_lambda), and the armature stage's record of the joint rates at the substep's start
   # (the oracle's stage reads them from the start state it is passed); barrier() and env_index() are the header's
-  plumbing = {"in3", "out3", "load_state", "init_lambda", "armature_start"}
+  plumbing = {"in3", "out3", "load_state", "store_state", "init_lambda", "armature_start"}
   def stages(fn: str) -> list[str]:
     out: list[str] = []
     for f in re.findall(r"\b(\w+)\s*\(", wgsl_body(src, fn)):

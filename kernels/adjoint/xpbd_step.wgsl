@@ -11,7 +11,8 @@
 // SUBSTEPS the first pass records them for every substep (memory), with TAPE_SUBSTEPS == 1 substep_adj replays the
 // substep from its start and records them again (time). kernels/tape.py tape_layout chooses.
 //
-// Buffers: the step kernel's (outp holds the gradients: per env [state NROWS x 13 | ctrl NCTRL | params NPARAM]),
+// Buffers: the step kernel's (outp holds the gradients: per env [state NROWS x 13 | ctrl NCTRL | params NPARAM],
+// and for a trajectory each step's control gradients after them),
 // then the output gradient and the tape:
 //   gout  (B, NROWS, 13)  d loss / d (state after the step), oracle/packed.py's layout (the muscles' rows last)
 //   tape  (B, TAPE)       per env, the records below (kernels/tape.py tape_layout gives TAPE and the offsets); or,
@@ -53,9 +54,10 @@ fn gp1(off: u32, g: f32) {
   if (GPRM_PRIVATE) { gprm[off] = gprm[off] + g; return; }
   let o = go + NROWS * PACKED_WIDTH + NCTRL + off; outp[o] = outp[o] + g;
 }
+var<private> gcb: u32;        // where this step's control gradients go in outp
 fn gctrl(u: u32, g: f32) {
   if (LANES > 1u) { let o = glane(u); tape[o] = tape[o] + g; return; }
-  let o = go + NROWS * PACKED_WIDTH + u; outp[o] = outp[o] + g;
+  let o = gcb + u; outp[o] = outp[o] + g;
 }
 fn gp3(off: u32, g: vec3<f32>) { gp1(off, g.x); gp1(off + 1u, g.y); gp1(off + 2u, g.z); }
 fn gp4q(off: u32, g: Quat) { gp1(off, g.w); gp3(off + 1u, g.v); }
@@ -326,6 +328,22 @@ fn substep_adj(s: u32, h: f32) {
   }
 }
 
+// the lanes' partial sums of the control gradients, added in lane order into this step's row (gcb), then zeroed
+// for the next step's (a trajectory's per-step rows)
+fn flush_ctrl_lanes() {
+  barrier();
+  for (var u = lane; u < NCTRL; u += LANES) {
+    var sum = 0.0;
+    for (var l = 0u; l < LANES; l++) {
+      let o = tb + TAPE_GPRM + l * GPRM_W + u;
+      sum = sum + tape[o];
+      tape[o] = 0.0;
+    }
+    outp[gcb + u] = sum;
+  }
+  barrier();
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
                  @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -333,18 +351,8 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgro
   if (e >= BATCH) { return; }
   lane = lid.x % LANES;
   env_in(e);
-  cb = e * NCTRL;
   tb = e * TAPE_STRIDE;
   let base = e * NROWS * PACKED_WIDTH;
-  load_state(base);
-  barrier();
-  if (NSLOT > 0u) { broadphase(); barrier(); }   // the step's candidate pairs, as the forward's (kernels/xpbd_step.wgsl)
-  for (var s = 0u; s < SUBSTEPS; s++) {
-    tape_s = s;
-    tape_start(t_substep(s));
-    substep(H);
-    if (TAPE_SUBSTEPS > 1u && NSLOT > 0u) { tape_slots(s); }
-  }
   for (var b = lane; b < NBODY; b += LANES) {
     let o = base + PACKED_WIDTH * b;
     adj_x[b] = vec3<f32>(gout[o + PACKED_POS], gout[o + PACKED_POS + 1u], gout[o + PACKED_POS + 2u]);
@@ -358,8 +366,32 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgro
   for (var k = NBODY * PACKED_WIDTH + lane; k < GRAD_W; k += LANES) { outp[go + k] = 0.0; }
   for (var k = 0u; k < GPRM_ARR; k++) { gprm[k] = 0.0; }
   if (LANES > 1u) { for (var k = 0u; k < GPRM_W; k++) { tape[glane(k)] = 0.0; } }
-  barrier();
-  for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }
+  // inp of more than one state: the forward's trajectory (engine.wgsl.trajectory: the start, then the state after
+  // each step), ctrl a row per step, and the steps run from the last to the first in this one launch, the adjoint
+  // state carried from each into the one before; each step's control gradients go to their own row after the envs'
+  // rows (BATCH * GRAD_W + (step * BATCH + env) * NCTRL). Otherwise inp is the step's start and there is one step.
+  let rows = arrayLength(&inp) / (BATCH * NROWS * PACKED_WIDTH);
+  let trajectory = rows > 1u;
+  let nsteps = select(1u, rows - 1u, trajectory);
+  for (var k = nsteps; k > 0u; k--) {
+    let t = k - 1u;
+    cb = select(e, t * BATCH + e, trajectory) * NCTRL;
+    gcb = select(go + NROWS * PACKED_WIDTH, BATCH * GRAD_W + cb, trajectory);
+    if (trajectory && LANES == 1u) { for (var u = 0u; u < NCTRL; u++) { outp[gcb + u] = 0.0; } }
+    load_state(t * BATCH * NROWS * PACKED_WIDTH + base);
+    barrier();
+    if (NSLOT > 0u) { broadphase(); barrier(); }   // the step's candidate pairs, as the forward's
+    for (var s = 0u; s < SUBSTEPS; s++) {
+      tape_s = s;
+      tape_start(t_substep(s));
+      substep(H);
+      if (TAPE_SUBSTEPS > 1u && NSLOT > 0u) { tape_slots(s); }
+    }
+    barrier();
+    for (var s = SUBSTEPS; s > 0u; s--) { substep_adj(s - 1u, H); }
+    if (trajectory && LANES > 1u) { flush_ctrl_lanes(); }
+    barrier();   // the next step's load_state overwrites what this step's adjoints read
+  }
   barrier();
   if (GPRM_PRIVATE) { for (var k = 0u; k < NPARAM; k++) { outp[go + NROWS * PACKED_WIDTH + NCTRL + k] = gprm[k]; } }
   if (LANES > 1u) {   // the lanes' partial sums, added in lane order
