@@ -121,23 +121,17 @@ fn load_state(base: u32) {
   for (var k = lane; k < NMUSCLE; k += LANES) { mact[k] = inp[base + PACKED_WIDTH * NBODY + k]; }
 }
 
-// the bodies' rows of outp at `base` in the packed layout (each body on its lane) from four per-body arrays: the
-// working state, or the backward's gradients with respect to it (kernels/adjoint/xpbd_step.wgsl)
-fn store_bodies(base: u32, x: ptr<env, array<vec3<f32>, NBODY_ARR>>, q: ptr<env, array<Quat, NBODY_ARR>>,
-                v: ptr<env, array<vec3<f32>, NBODY_ARR>>, w: ptr<env, array<vec3<f32>, NBODY_ARR>>) {
+// the working state into outp at `base` (each body on its lane), then the activation rows, zero-padded as
+// oracle/packed.py join_act pads them
+fn store_state(base: u32) {
   for (var b = lane; b < NBODY; b += LANES) {
     let o = base + PACKED_WIDTH * b;
-    out3(o + PACKED_POS, (*x)[b]);
-    outp[o + PACKED_QUAT] = (*q)[b].w;
-    out3(o + PACKED_QUAT + 1u, (*q)[b].v);
-    out3(o + PACKED_VEL, (*v)[b]);
-    out3(o + PACKED_ANGVEL, (*w)[b]);
+    out3(o + PACKED_POS, bx[b]);
+    outp[o + PACKED_QUAT] = bq[b].w;
+    out3(o + PACKED_QUAT + 1u, bq[b].v);
+    out3(o + PACKED_VEL, bv[b]);
+    out3(o + PACKED_ANGVEL, bw[b]);
   }
-}
-
-// the working state into outp at `base`, then the activation rows, zero-padded as oracle/packed.py join_act pads them
-fn store_state(base: u32) {
-  store_bodies(base, &bx, &bq, &bv, &bw);
   for (var k = lane; k < MROWS * PACKED_WIDTH; k += LANES) {
     outp[base + PACKED_WIDTH * NBODY + k] = select(0.0, mact[min(k, NMUSCLE_ARR - 1u)], k < NMUSCLE);
   }

@@ -401,6 +401,13 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgro
       outp[go + NROWS * PACKED_WIDTH + k] = sum;
     }
   }
-  store_bodies(go, &adj_x, &adj_q, &adj_v, &adj_w);
+  for (var b = lane; b < NBODY; b += LANES) {
+    let o = go + PACKED_WIDTH * b;
+    out3(o + PACKED_POS, adj_x[b]);
+    outp[o + PACKED_QUAT] = adj_q[b].w;
+    out3(o + PACKED_QUAT + 1u, adj_q[b].v);
+    out3(o + PACKED_VEL, adj_v[b]);
+    out3(o + PACKED_ANGVEL, adj_w[b]);
+  }
   for (var k = lane; k < NMUSCLE; k += LANES) { outp[go + PACKED_WIDTH * NBODY + k] = adj_act[k]; }
 }
