@@ -401,13 +401,9 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgro
       outp[go + NROWS * PACKED_WIDTH + k] = sum;
     }
   }
-  for (var b = lane; b < NBODY; b += LANES) {
-    let o = go + PACKED_WIDTH * b;
-    out3(o + PACKED_POS, adj_x[b]);
-    outp[o + PACKED_QUAT] = adj_q[b].w;
-    out3(o + PACKED_QUAT + 1u, adj_q[b].v);
-    out3(o + PACKED_VEL, adj_v[b]);
-    out3(o + PACKED_ANGVEL, adj_w[b]);
-  }
-  for (var k = lane; k < NMUSCLE; k += LANES) { outp[go + PACKED_WIDTH * NBODY + k] = adj_act[k]; }
+  // the start state's gradients, written as the forward writes a state (store_state, through the working state,
+  // done with: each body and muscle on the lane that owns it, so no barrier)
+  for (var b = lane; b < NBODY; b += LANES) { bx[b] = adj_x[b]; bq[b] = adj_q[b]; bv[b] = adj_v[b]; bw[b] = adj_w[b]; }
+  for (var k = lane; k < NMUSCLE; k += LANES) { mact[k] = adj_act[k]; }
+  store_state(go);
 }
