@@ -34,6 +34,7 @@ from tinygrad import Device, Tensor
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import engine.wgsl as wgsl  # noqa: E402
+import engine.wgsl_backward as wgsl_backward  # noqa: E402
 from engine.grad import rollout_grad  # noqa: E402
 from engine.npquat import quat_rotate  # noqa: E402
 from engine.scene import load_scene  # noqa: E402
@@ -115,7 +116,7 @@ def run(name: str, batch: int, steps: int) -> dict:
   for store in (False, True):
     tape = tape_layout(model, damping, store)["TAPE"]
     vjp = jit(lambda p, g, store=store: tuple(t.contiguous().realize()
-                                              for t in wgsl.step_vjp(model, p, None, g, damping, store)))
+                                              for t in wgsl_backward.step_vjp(model, p, None, g, damping, store)))
     (wall,) = timed(lambda: [vjp(p, u) for _ in range(steps)])
     grads.append(np.concatenate([t.numpy().reshape(batch, -1) for t in vjp(p, u)], axis=1))
     out[f"backward_{'store' if store else 'replay'}"] = {"env_steps_s": batch * steps / wall,
@@ -125,7 +126,8 @@ def run(name: str, batch: int, steps: int) -> dict:
   store = store_mode(model, batch, damping)
   for tape, key in ((True, "backward_recompute_only"), (False, "backward_recompute_only_no_tape")):
     with recompute_only(tape):
-      vjp = jit(lambda p, g: tuple(t.contiguous().realize() for t in wgsl.step_vjp(model, p, None, g, damping, store)))
+      vjp = jit(lambda p, g: tuple(t.contiguous().realize()
+                                   for t in wgsl_backward.step_vjp(model, p, None, g, damping, store)))
       (wall,) = timed(lambda: [vjp(p, u) for _ in range(steps)])
     out[key] = {"env_steps_s": batch * steps / wall}
   # the forward at one step a launch, as the backward launches (the forward above runs every step in one launch)
@@ -136,8 +138,8 @@ def run(name: str, batch: int, steps: int) -> dict:
 
 
 def run_lanes(name: str, batch: int, steps: int, lanes: int) -> dict:
-  """The backward kernel alone, one lane per env against `lanes` (engine.wgsl.step_vjp(lanes=)), from a kicked state
-  `steps` env-steps on, each timed over `steps` launches; the relative difference of their gradients."""
+  """The backward kernel alone, one lane per env against `lanes` (engine.wgsl_backward.step_vjp(lanes=)), from a
+  kicked state `steps` env-steps on, each timed over `steps` launches; the relative difference of their gradients."""
   model = load_scene(scene_path(name), device="WEBGPU")
   sim = Simulator(model, batch, backend="wgsl")
   p = pack_state(sim.rollout(sim.reset(seed=1, noise=0.3), steps)).contiguous().realize()
@@ -145,7 +147,7 @@ def run_lanes(name: str, batch: int, steps: int, lanes: int) -> dict:
   out, grads, damping = {"scene": name, "batch": batch, "steps": steps}, [], sim.stepper.damping
   for n in (1, lanes):
     vjp = jit(lambda p, g, n=n: tuple(t.contiguous().realize()
-                                      for t in wgsl.step_vjp(model, p, None, g, damping, lanes=n)))
+                                      for t in wgsl_backward.step_vjp(model, p, None, g, damping, lanes=n)))
     t0 = time.perf_counter()
     grads.append(np.concatenate([t.numpy().reshape(batch, -1) for t in vjp(p, u)], axis=1))
     first = time.perf_counter() - t0

@@ -11,15 +11,15 @@ from oracle.types import State
 class KernelRolloutGrad(RolloutGrad):
   """Reverse mode through the WGSL kernel, on the device, a launch per pass: the forward runs the horizon's env-steps
   and keeps the start and the packed state after each (13 floats per body per env per step: engine.wgsl.trajectory);
-  the backward kernel then runs the steps from the last (engine.wgsl.trajectory_vjp), recomputing each step's
+  the backward kernel then runs the steps from the last (engine.wgsl_backward.trajectory_vjp), recomputing each step's
   substeps from its row (its tape is scratch of one step) and carrying the adjoint state from step to step. A launch
   per step cost each pass 0.2 to 0.6 forward steps on lavapipe (bench/README.md). Each pass is one TinyJit per
   horizon (its few small ops captured with it). Parameter gradients come per env and are summed
-  (engine.wgsl.param_grads). Checkpoints are the capture's buffers: valid until the next forward of the same
+  (engine.wgsl_backward.param_grads). Checkpoints are the capture's buffers: valid until the next forward of the same
   horizon."""
 
   def __init__(self, model, wrt: tuple[str, ...] = ()):
-    from engine import wgsl
+    from engine import wgsl, wgsl_backward
     from kernels.layout import PARAMS
     for name in wrt:
       if name not in PARAMS:
@@ -27,7 +27,7 @@ class KernelRolloutGrad(RolloutGrad):
     self.model, self.wrt = model, tuple(wrt)
     self.stepper = Stepper(model, "wgsl", differentiable=True)
     wgsl.prepare(model)   # the model's buffers, outside the JIT captures below
-    wgsl.prepare_backward()
+    wgsl_backward.prepare_backward()
     self._fwds, self._bwds = {}, {}   # per (horizon, with controls): the jitted passes
 
   def _forward_fn(self, packed: Tensor, *ctrls: Tensor) -> tuple[Tensor, ...]:
@@ -40,10 +40,10 @@ class KernelRolloutGrad(RolloutGrad):
   def _backward_fn(self, adj: Tensor, traj: Tensor, *ctrls: Tensor) -> tuple[Tensor, ...]:
     """(d/d initial packed, d/d the parameter row summed over steps where wrt names a parameter, d/d ctrl per step)
     from d/d final packed, the forward's trajectory and, when the model has actuators, its (steps, B, nact) controls:
-    the backward kernel over every step in one launch (engine.wgsl.trajectory_vjp)."""
-    from engine import wgsl
+    the backward kernel over every step in one launch (engine.wgsl_backward.trajectory_vjp)."""
+    from engine import wgsl_backward
     ctrl = ctrls[0] if ctrls else None
-    adj, gc, gp = wgsl.trajectory_vjp(self.model, traj, ctrl, adj, self.stepper.damping)
+    adj, gc, gp = wgsl_backward.trajectory_vjp(self.model, traj, ctrl, adj, self.stepper.damping)
     out = (adj.contiguous(),) + ((gp.contiguous(),) if self.wrt else ())
     if ctrl is not None: out += (gc[..., :self.model.nact].contiguous(),)
     Tensor.realize(*out)
@@ -69,11 +69,11 @@ class KernelRolloutGrad(RolloutGrad):
     return final, (traj, ctrls)
 
   def backward(self, checkpoints: tuple, adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
-    from engine import wgsl
+    from engine import wgsl_backward
     traj, ctrls = checkpoints
     adj = adj_final.clone(device=self.stepper.device).realize()   # a constant gradient has no device of its own
     out = self._pass(self._bwds, self._backward_fn, traj.shape[0] - 1, ctrls, adj, traj)
-    named = wgsl.param_grads(self.model, out[1]) if self.wrt else {}
+    named = wgsl_backward.param_grads(self.model, out[1]) if self.wrt else {}
     totals = {n: named[n].clone().realize() for n in self.wrt}
     if ctrls is not None: totals["ctrl"] = out[-1].clone().realize()
     return out[0].clone().realize(), totals

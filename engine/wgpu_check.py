@@ -153,9 +153,9 @@ def step(model: Model, packed: np.ndarray, ctrl: np.ndarray, params: np.ndarray,
 
 def step_vjp(model: Model, packed: np.ndarray, ctrl: np.ndarray, gout: np.ndarray, params: np.ndarray,
              tables: np.ndarray, damping: bool, store: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """engine.wgsl.step_vjp on wgpu-py: the backward kernel (kernels.program.backward_source) on B invocations,
+  """engine.wgsl_backward.step_vjp on wgpu-py: the backward kernel (kernels.program.backward_source) on B invocations,
   bindings 1 .. 8 the (B, GRAD_W) gradients (NaN first), the state, the parameters, ctrl, the tables, the step's
-  scratch (one float where the kernel keeps it private, engine.wgsl._step_scratch), gout (B, NROWS, 13) and the
+  scratch (one float where the kernel keeps it private, engine.wgsl_backward._step_scratch), gout (B, NROWS, 13) and the
   tape (kernels.tape.tape_buffer, likewise). Returns (d/d packed (B, NROWS, 13), d/d ctrl (B, max(nact, 1)), d/d the
   parameter row (B, NPARAM)), float32."""
   from kernels.lanes import PRIVATE_SCRATCH, workgroup_size

@@ -269,8 +269,8 @@ def backward_source(model: Model, batch: int, damping: bool | None = None, store
   the step's (outp: the (B, GRAD_W) gradients), then the output gradient (binding 7) and the tape (binding 8:
   kernels.tape.tape_buffer, unused where the tape is private); tape_layout(store, lanes) gives the widths.
   private_params: sum the parameter gradients in private memory (None: where the row has at most PRIVATE_PARAMS and
-  the env has one lane). Bound to a trajectory (engine.wgsl.trajectory_vjp) it runs the adjoint of every step in one
-  launch (kernels/adjoint/xpbd_step.wgsl)."""
+  the env has one lane). Bound to a trajectory (engine.wgsl_backward.trajectory_vjp) it runs the adjoint of every step
+  in one launch (kernels/adjoint/xpbd_step.wgsl)."""
   check_backward(model)
   damping = has_damping(model) if damping is None else damping
   check_lanes(model, lanes, backward=True)

@@ -7,6 +7,7 @@ import pytest
 from tinygrad import Tensor, dtypes
 import engine
 import engine.wgsl as wgsl
+import engine.wgsl_backward as wgsl_backward
 from engine.grad import KernelRolloutGrad, RolloutGrad, grader, rollout_grad
 from oracle.packed import pack_state, unpack_state
 from tests.golden import PHYSICS, golden
@@ -61,8 +62,8 @@ def long_horizon(scene: str, steps: int) -> None:
                lambda: {d: oracle_vjp(scene, ends, u2, t)
                         for d, t in (("f64", dtypes.float64), ("f32", dtypes.float32))}, PHYSICS)
   # one env at a time: the rollout's own backward program (batch 1), not a second compile for a batch of two
-  got = [wgsl.step_vjp(model, Tensor(ends[k:k + 1], device="WEBGPU"), None, Tensor(u2[k:k + 1], device="WEBGPU"))[0]
-         .numpy()[0] for k in range(2)]
+  t = lambda a: Tensor(a, device="WEBGPU")
+  got = [wgsl_backward.step_vjp(model, t(ends[k:k + 1]), None, t(u2[k:k + 1]))[0].numpy()[0] for k in range(2)]
   for k, name in enumerate(("first", "last")):
     err, floor = rel(got[k].astype(np.float64), ref["f64"][k]), rel(ref["f32"][k], ref["f64"][k])
     print(f"{scene} step VJP at the {name} step: kernel {err:.2e}, float32 oracle {floor:.2e}")
@@ -110,7 +111,7 @@ def test_grad_dot_product_finite_difference():
   x = [np.concatenate([p0 + e * d, p0 - e * d]).astype(np.float32) for e in eps]
   out = np.concatenate([wgsl.step(model, Tensor(xk, device="WEBGPU"), None, 1).numpy() for xk in x]).astype(np.float64)
   two = lambda a: Tensor(np.concatenate([a, a]).astype(np.float32), device="WEBGPU")   # noqa: E731
-  jtu = wgsl.step_vjp(model, two(p0), None, two(u))[0].numpy()[:1]
+  jtu = wgsl_backward.step_vjp(model, two(p0), None, two(u))[0].numpy()[:1]
   rhs = float((jtu.astype(np.float64) * d).sum())
   lhs = np.array([(u[0] * (out[2 * k] - out[2 * k + 1])).sum() / (2 * e) for k, e in enumerate(eps)])
   err = np.abs(lhs - rhs) / abs(rhs)
@@ -130,7 +131,7 @@ def test_grad_nan_isolated_per_env():
   p = kicked(model, 2)
   u = np.random.default_rng(3).normal(size=p.shape).astype(np.float32)
   def grads(u):
-    gp, _, gprm = wgsl.step_vjp(model, Tensor(p, device="WEBGPU"), None, Tensor(u, device="WEBGPU"))
+    gp, _, gprm = wgsl_backward.step_vjp(model, Tensor(p, device="WEBGPU"), None, Tensor(u, device="WEBGPU"))
     return gp.numpy(), gprm.numpy()
   clean = grads(u)
   for bad in range(2):
@@ -143,8 +144,8 @@ def test_grad_nan_isolated_per_env():
 @pytest.mark.parametrize("lanes", [None, 2])
 def test_grad_simulator_differentiable_wgsl(lanes, monkeypatch):
   """Simulator(backend="wgsl", differentiable=True): Tensor.gradient flows through the forward kernel's grad_fxn
-  (engine.wgsl.step_grad) to the packed state and a Model field, and gives what the backward kernel gives called
-  directly (step_vjp, param_grads), bit for bit but for the batch sum of the shared field; the step is the
+  (engine.wgsl_backward.step_grad) to the packed state and a Model field, and gives what the backward kernel gives
+  called directly (step_vjp, param_grads), bit for bit but for the batch sum of the shared field; the step is the
   non-differentiable one's. lanes=2: the forward on two lanes per env (the layout's result is the same), the backward
   on one per env as always. Batch 2, the double pendulum's compiled backward program in this group."""
   monkeypatch.setattr(wgsl, "LANES", lanes)
@@ -159,9 +160,9 @@ def test_grad_simulator_differentiable_wgsl(lanes, monkeypatch):
   plain = engine.Simulator(model, batch=2, backend="wgsl").step(start)
   for f in ("body_pos", "body_quat", "body_vel", "body_angvel"):
     np.testing.assert_array_equal(getattr(end, f).numpy(), getattr(plain, f).numpy())
-  vp, _, vprm = wgsl.step_vjp(model, Tensor(p0, device="WEBGPU"), None, Tensor(u, device="WEBGPU"))
+  vp, _, vprm = wgsl_backward.step_vjp(model, Tensor(p0, device="WEBGPU"), None, Tensor(u, device="WEBGPU"))
   np.testing.assert_array_equal(gp.numpy(), vp.numpy())
-  np.testing.assert_allclose(gm.numpy(), wgsl.param_grads(model, vprm)["body_inv_mass"].numpy(), rtol=1e-6)
+  np.testing.assert_allclose(gm.numpy(), wgsl_backward.param_grads(model, vprm)["body_inv_mass"].numpy(), rtol=1e-6)
   assert np.abs(gp.numpy()).max() > 0 and np.abs(gm.numpy()).max() > 0
 
 
@@ -180,7 +181,7 @@ def test_parity_store_replay(scene="double_pendulum"):
   model = engine.load_scene(SCENES / f"{scene}.json", device="WEBGPU")
   p = Tensor(kicked(model, 2), device="WEBGPU")
   u = Tensor(np.random.default_rng(5).normal(size=p.shape).astype(np.float32), device="WEBGPU")
-  store, replay = ([t.numpy() for t in wgsl.step_vjp(model, p, None, u, store=mode)] for mode in (True, False))
+  store, replay = ([t.numpy() for t in wgsl_backward.step_vjp(model, p, None, u, store=mode)] for mode in (True, False))
   for a, b in zip(store, replay):
     assert rel(a, b) <= 1e-6
 
@@ -198,7 +199,7 @@ def test_parity_private_storage_tape(monkeypatch, scene="double_pendulum"):
     assert (kernels.tape.tape_layout(model, False, True)["TAPE_STRIDE"] == 0) == (limit > 0)
     p = Tensor(kicked(model, 2), device="WEBGPU")
     u = Tensor(np.random.default_rng(5).normal(size=p.shape).astype(np.float32), device="WEBGPU")
-    grads.append([t.numpy() for t in wgsl.step_vjp(model, p, None, u, store=True)])
+    grads.append([t.numpy() for t in wgsl_backward.step_vjp(model, p, None, u, store=True)])
   for a, b in zip(*grads):
     assert rel(a, b) <= 1e-6
 
@@ -233,9 +234,10 @@ def test_parity_trajectory(scene, lanes, monkeypatch):
   step, each step's state kept), against engine.wgsl.step one launch per step with the same controls: the same
   program but for where it stores, so equal bit for bit. muscle_hang: controls and activation rows; drop: contacts
   (its box, half a size 0.1 m, lands within the steps from the kicked start 0.12 m up at 2 m/s down). One program
-  serves both horizons. Then the backward over the trajectory in one launch (engine.wgsl.trajectory_vjp) against
-  step_vjp a launch per step: the same state and control gradients bit for bit, and the parameters' summed over the
-  steps (the launch adds them up in its own order: float32 rounding). lanes 2: the lanes' control sums per step."""
+  serves both horizons. Then the backward over the trajectory in one launch (engine.wgsl_backward.trajectory_vjp)
+  against step_vjp a launch per step: the same state and control gradients bit for bit, and the parameters' summed
+  over the steps (the launch adds them up in its own order: float32 rounding). lanes 2: the lanes' control sums per
+  step."""
   monkeypatch.setattr(wgsl, "LANES", lanes)   # both kernels' invocations per env (2: the lanes' control sums)
   model = engine.load_scene(SCENES / f"{scene}.json", device="WEBGPU")
   p0 = pack_state(engine.Simulator(model, batch=3).reset(seed=1, noise=0.5), model).numpy()
@@ -257,10 +259,10 @@ def test_parity_trajectory(scene, lanes, monkeypatch):
   steps = traj.shape[0] - 1
   u = Tensor(rng.normal(size=p0.shape).astype(np.float32), device="WEBGPU")
   tj = Tensor(traj, device="WEBGPU")
-  adj, gc, gp = (t.numpy() for t in wgsl.trajectory_vjp(model, tj, ct, u))
+  adj, gc, gp = (t.numpy() for t in wgsl_backward.trajectory_vjp(model, tj, ct, u))
   a, gps = u, []
   for t in reversed(range(steps)):
-    a, c, g = wgsl.step_vjp(model, tj[t].contiguous(), None if ct is None else ct[t].contiguous(), a)
+    a, c, g = wgsl_backward.step_vjp(model, tj[t].contiguous(), None if ct is None else ct[t].contiguous(), a)
     a = a.realize()
     np.testing.assert_array_equal(gc[t], c.numpy(), err_msg=f"controls' gradient, step {t}")
     gps.append(g.numpy())

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from tinygrad import Tensor
 import engine
-from engine import wgsl
+from engine import wgsl_backward
 from engine.simulator import Simulator
 from oracle.packed import pack_state
 from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
@@ -53,10 +53,10 @@ def test_parity_grad_lanes(name: str, batch: int, steps: int, store: bool | None
   rng = np.random.default_rng(0)
   gout = Tensor(rng.normal(size=packed.shape).astype(np.float32), device="WEBGPU").realize()
   ctrl = Tensor(rng.normal(size=(batch, model.nact)).astype(np.float32), device="WEBGPU") if model.nact else None
-  one, many = ([g.numpy() for g in wgsl.step_vjp(model, packed, ctrl, gout, store=store, lanes=lanes)]
+  one, many = ([g.numpy() for g in wgsl_backward.step_vjp(model, packed, ctrl, gout, store=store, lanes=lanes)]
                for lanes in (1, 32))
   if name != "leg2":   # a contact in this step: its geoms' parameters have a gradient
-    geom = wgsl.param_grads(model, Tensor(one[2]))
+    geom = wgsl_backward.param_grads(model, Tensor(one[2]))
     touch = {k: float(np.abs(geom[k].numpy()).max()) for k in ("geom_size", "geom_friction", "geom_restitution")}
     print(f"{name}: largest geom parameter gradients {touch}")
     assert max(touch.values()) > 0, "no contact in this step: the lanes' contact stages would go untested"
@@ -72,6 +72,6 @@ def test_parity_grad_lanes_too_many_is_named():
   model = engine.load_scene(SCENES / "pile200.json", device="WEBGPU")
   packed = Tensor.zeros(1, model.nbody, 13, device="WEBGPU")
   with pytest.raises(ValueError, match="workgroup memory"):
-    wgsl.step_vjp(model, packed, None, packed, lanes=32)
-  assert wgsl.backward_lanes(model, 1) == 1
+    wgsl_backward.step_vjp(model, packed, None, packed, lanes=32)
+  assert wgsl_backward.backward_lanes(model, 1) == 1
 

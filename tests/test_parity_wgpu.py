@@ -9,9 +9,9 @@ and wgpu-py (wgpu-native, naga's WGSL front end and validator: Firefox's), throu
   the end-to-end tests do.
 - End to end, the step kernel on wgpu-py with the Dawn path's own buffers (parameters, tables) against the
   Simulator's backend="wgsl" from the same kicked states, several steps, and the backward kernel against
-  engine.wgsl.step_vjp: the same float32 program on the same lavapipe, so within TOL, and measured bit-identical
-  (pendulum x16 over 10 steps, one lane and 64 lanes per env; pendulum_swingup x16 with random controls; its
-  backward x2). On a GPU driver the two compiles (Tint's SPIR-V, naga's) might contract arithmetic differently; not
+  engine.wgsl_backward.step_vjp: the same float32 program on the same lavapipe, so within TOL, and measured
+  bit-identical (pendulum x16 over 10 steps, one lane and 64 lanes per env; pendulum_swingup x16 with random controls;
+  its backward x2). On a GPU driver the two compiles (Tint's SPIR-V, naga's) might contract arithmetic differently; not
   measured there yet.
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import engine
 import engine.wgsl as wgsl
+import engine.wgsl_backward as wgsl_backward
 from engine.parity import BATCH, kicked_states, run
 from engine.scene import build_model, load_scene_dict
 from kernels.lanes import default_lanes
@@ -178,9 +179,9 @@ def test_parity_wgpu_step_controls(naga):
 
 @pytest.mark.xdist_group("grad_pendulum_swingup")   # shares the Dawn backward compile of test_parity_grad (batch 2)
 def test_parity_wgpu_backward(naga):
-  """The backward kernel (engine.wgsl.step_vjp) on pendulum_swingup, 2 kicked envs with random controls and output
-  gradients: its 8 storage buffers within WebGPU's default limit, and the gradients of the state, the controls and
-  the parameters as Dawn's."""
+  """The backward kernel (engine.wgsl_backward.step_vjp) on pendulum_swingup, 2 kicked envs with random controls and
+  output gradients: its 8 storage buffers within WebGPU's default limit, and the gradients of the state, the controls
+  and the parameters as Dawn's."""
   check, _ = naga
   same_driver(check)
   from tinygrad import Tensor
@@ -190,7 +191,7 @@ def test_parity_wgpu_backward(naga):
   gout = np.random.default_rng(1).normal(size=packed.shape)
   damping = has_damping(model)
   def t(a): return Tensor(a.astype(np.float32), device="WEBGPU")
-  dawn = [g.numpy() for g in wgsl.step_vjp(model, t(packed), t(ctrl), t(gout), damping)]
+  dawn = [g.numpy() for g in wgsl_backward.step_vjp(model, t(packed), t(ctrl), t(gout), damping)]
   got = check.step_vjp(model, packed, ctrl, gout, wgsl.params(model).numpy(), wgsl.tables(model)[0].numpy(), damping,
                        store_mode(model, 2, damping))
   for name, a, b in zip(("d/d state", "d/d ctrl", "d/d parameters"), dawn, got):

@@ -100,7 +100,7 @@ def test_grad_apg_window(apg):
 
 def test_grad_apg_window_kernel(apg):
   """The same window's weight gradient with the simulation differentiated by the WGSL backward kernel (one float32
-  VJP per step, engine.wgsl.step_vjp; the rewards' and the policy's VJPs stay float64) against the central
+  VJP per step, engine.wgsl_backward.step_vjp; the rewards' and the policy's VJPs stay float64) against the central
   differences, within the issue's 1e-4 relative per entry. Measured 2026-11-24: 3.7e-7 relative, norm-wise over the
   actor's weights, from the float64 substep Jacobians' gradient. Before the training run (file order), which
   trains the module's agent in place: the reference is the seed-0 policy's."""
