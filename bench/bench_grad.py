@@ -1,18 +1,22 @@
 """Gradient throughput beside forward throughput, in one run (issue 17, DESIGN sec. 8): for each scene x batch,
 (a) the WGSL kernel's forward alone (Simulator.rollout, every step in one launch), (b) a gradient through it
-(engine.grad.rollout_grad on the WEBGPU device: the checkpointed forward, one launch per step, then the backward
-kernel once per step, each pass one TinyJit), and (c) the backward kernel alone, `steps` launches in a TinyJit, with
-its tape in either mode (replay each substep, or store every substep's iterations: kernels/tape.py tape_layout),
-with the tape's bytes per env (scratch of one step: the same for any horizon); backward_mode is the one rollout_grad
-uses (kernels/tape.py store_mode); and (d) that backward with its adjoint loop cut out (backward_recompute_only: its
-forward pass from the checkpoint, tape included), which says how the backward's time splits.
+(engine.grad.rollout_grad on the WEBGPU device: the forward's trajectory in one launch, then the backward kernel
+over it in one launch, each pass one TinyJit), (b') the same two kernels alone, without the front door's host work
+(kernel_forward_ms, kernel_backward_ms, kernel_ratio = their sum over the forward's), (c) the backward kernel alone
+at one step a launch, `steps` launches in a TinyJit, with its tape in either mode (replay each substep, or store
+every substep's iterations: kernels/tape.py tape_layout), with the tape's bytes per env (scratch of one step: the
+same for any horizon); backward_mode is the one rollout_grad uses (kernels/tape.py store_mode); and (d) that backward
+with its adjoint loop cut out (backward_recompute_only: its forward pass from the checkpoint, tape included), which
+says how the backward's time splits.
 
   python bench/bench_grad.py                         # pendulum x4096, chain x64, drop x64, stack10 x64 (lavapipe here)
   python bench/bench_grad.py --only chain:64 --steps 20
+  python bench/bench_grad.py --only stack10:64 --steps 10 --quick   # the ratios alone
   python bench/bench_grad.py --only gym:ant:64 --steps 5 --out bench/results_grad_armature.json   # Gymnasium's ant.xml
 
 env-steps/s = batch x steps / wall seconds after a warm-up run, median of ROUNDS (7) interleaved with the
-other measurement of the same item; ratio = gradient wall / forward wall (the issue's target: at most 3). Each run
+other measurement of the same item; ratio = gradient wall / forward wall (the issue's target: at most 3),
+both through the front door (Simulator.rollout, rollout_grad), and kernel_ratio the kernels' alone. Each run
 checks physics and gradient in the same run: the final state's joint anchors stay within 1 mm, and the gradient is
 finite and non-zero. Scenes the backward kernel does not cover yet are recorded with the reason. Results go to
 bench/results_grad.json.
@@ -40,7 +44,7 @@ from engine.npquat import quat_rotate  # noqa: E402
 from engine.scene import load_scene  # noqa: E402
 from engine.simulator import Simulator  # noqa: E402
 from engine.stepping import jit  # noqa: E402
-from kernels.layout import Unsupported  # noqa: E402
+from kernels.layout import Unsupported, state_rows  # noqa: E402
 from kernels.program import check_backward  # noqa: E402
 from kernels.tape import store_mode, tape_layout  # noqa: E402
 from oracle.packed import pack_state  # noqa: E402
@@ -86,7 +90,7 @@ def scene_path(name: str) -> Path:
   return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{name[4:]}.xml"
 
 
-def run(name: str, batch: int, steps: int) -> dict:
+def run(name: str, batch: int, steps: int, quick: bool = False) -> dict:
   model = load_scene(scene_path(name), device="WEBGPU")
   out = {"scene": name, "batch": batch, "steps": steps}
   try:
@@ -109,8 +113,18 @@ def run(name: str, batch: int, steps: int) -> dict:
              gradient_nonzero=bool(np.abs(g).any()),
              check_passed=bool(err < 1e-3 and deep < 5e-3 and np.isfinite(g).all() and np.abs(g).any()))
   p = pack_state(start).contiguous().realize()
-  u = Tensor.ones(batch, model.nbody, 13, device="WEBGPU").contiguous().realize()
+  u = Tensor.ones(batch, state_rows(model), 13, device="WEBGPU").contiguous().realize()
   damping = sim.stepper.damping
+  # the kernels alone, without the front door's host work on either side (packing, unpacking, the loss's gradient,
+  # copies: ~20 ms a call for pendulum x4096 on 2026-11-28): the trajectory (engine.wgsl.trajectory) and its backward
+  # (engine.wgsl_backward.trajectory_vjp), one launch each in a TinyJit, as rollout_grad runs them
+  tj = jit(lambda p: wgsl.trajectory(model, p, None, steps, damping).contiguous().realize())
+  traj = [tj(p) for _ in range(2)][-1].clone().realize()
+  vj = jit(lambda t, g: tuple(x.contiguous().realize()
+                              for x in wgsl_backward.trajectory_vjp(model, t, None, g, damping)))
+  kf, kb = timed(lambda: tj(p), lambda: vj(traj, u))
+  out.update(kernel_forward_ms=1e3 * kf, kernel_backward_ms=1e3 * kb, kernel_ratio=(kf + kb) / kf)
+  if quick: return out   # (c) and (d) compile three more programs: optimised, stack10's took over 15 min each
   out["backward_mode"] = "store" if store_mode(model, batch, damping) else "replay"
   grads = []
   for store in (False, True):
@@ -193,6 +207,7 @@ def main(argv=None) -> int:
   p.add_argument("--out", default=str(ROOT / "bench" / "results_grad.json"))
   p.add_argument("--lanes", type=int, default=0, help="instead: the backward alone on this many lanes per env "
                  "against one (results to bench/results_grad_lanes.json unless --out)")
+  p.add_argument("--quick", action="store_true", help="(a), (b) and (b') only: the ratios, not the backward's split")
   args = p.parse_args(argv)
   if args.lanes and args.out == p.get_default("out"): args.out = str(ROOT / "bench" / "results_grad_lanes.json")
   items = [(s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])) for s in args.only] if args.only else list(ITEMS)
@@ -202,7 +217,8 @@ def main(argv=None) -> int:
           "time": time.strftime("%Y-%m-%d %H:%M:%S")}
   results = []
   for name, batch in items:
-    results.append(run_lanes(name, batch, args.steps, args.lanes) if args.lanes else run(name, batch, args.steps))
+    results.append(run_lanes(name, batch, args.steps, args.lanes) if args.lanes
+                   else run(name, batch, args.steps, args.quick))
     print(json.dumps(results[-1]))
     Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1))
   return 0

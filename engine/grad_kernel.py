@@ -45,7 +45,7 @@ class KernelRolloutGrad(RolloutGrad):
     ctrl = ctrls[0] if ctrls else None
     adj, gc, gp = wgsl_backward.trajectory_vjp(self.model, traj, ctrl, adj, self.stepper.damping)
     out = (adj.contiguous(),) + ((gp.contiguous(),) if self.wrt else ())
-    if ctrl is not None: out += (gc[..., :self.model.nact].contiguous(),)
+    if ctrl is not None: out += (gc.contiguous(),)   # (steps, B, nact): controls come only with actuators
     Tensor.realize(*out)
     return out
 
