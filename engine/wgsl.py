@@ -351,7 +351,9 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
 
 
 # the backward kernel's launches are engine/wgsl_backward.py's; engine/stepping.py (step_grad) and the APG trainer
-# (step_vjp) reach them through this module, loaded on first use (PEP 562), since importing it here would be circular
+# (step_vjp) reach them through this module, loaded on first use (PEP 562: importing it here would be circular). Those
+# two files are in the golden files' code fingerprints (tests/golden.py SOURCES, ENVS): an edit to their calls would
+# stale every reference, which takes an hour to recompute on 2 cores
 BACKWARD = ("step_vjp", "trajectory_vjp", "step_grad", "param_grads", "prepare_backward", "backward_lanes")
 
 
