@@ -354,7 +354,7 @@ def step(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 
 # (step_vjp) reach them through this module, loaded on first use (PEP 562: importing it here would be circular). Those
 # two files are in the golden files' code fingerprints (tests/golden.py SOURCES, ENVS): an edit to their calls would
 # stale every reference, which takes an hour to recompute on 2 cores
-BACKWARD = ("step_vjp", "trajectory_vjp", "step_grad", "param_grads", "prepare_backward", "backward_lanes")
+BACKWARD = ("step_grad", "step_vjp", "prepare_backward")   # what those two files call; the rest: wgsl_backward
 
 
 def __getattr__(name: str):
