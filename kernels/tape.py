@@ -1,6 +1,7 @@
 """The backward kernel's tape (kernels/adjoint/xpbd_step.wgsl): its layout per env (tape_layout) and the choice
 between keeping every substep's iterations and replaying each substep (store_mode)."""
 from __future__ import annotations
+import os
 from kernels.layout import contact_tables, param_layout, state_rows
 from oracle import packed
 from oracle.armature import staged
@@ -17,8 +18,13 @@ REC_W = 17
 # iteration alone, the same in every lane. Backward alone, store mode, on lavapipe (min of 7, 20 steps; identical
 # gradients, 2026-11-26): pendulum x4096 207 -> 141 ms (then 640 floats), chain x64 65 -> 59 (6,400), drop x64
 # 12.2 -> 9.3 (768). On a GPU a private array this long lives in per-thread local memory, which the hardware
-# interleaves across threads (not measured: no device was lent)
-PRIVATE_TAPE = 8192
+# interleaves across threads (not measured: no device was lent). A long private tape costs compile time instead:
+# lavapipe's compile of chain's backward program (7,200 floats; batch 2, cold shader cache, GALLIVM_PERF=nopt,
+# pipeline and first launch, 2026-11-28) takes 85 s with it private and 57 s in storage, planar_arm's (4,212 floats)
+# pipeline 12.1 s against 5.4. TINYXPBD_PRIVATE_TAPE overrides the limit: `make test`, which compiles each program
+# once and runs it for a few steps, sets 2048 (the Makefile's TESTENV); the gradients are the same either way
+# (tests/test_grad_kernel.py test_parity_private_storage_tape)
+PRIVATE_TAPE = int(os.environ.get("TINYXPBD_PRIVATE_TAPE", "8192"))
 
 
 def tape_layout(model: Model, damping: bool, store: bool, lanes: int = 1) -> dict[str, int]:

@@ -172,6 +172,16 @@ def test_parity_grad(name: str, steps: int):
   check_parity(name, steps)
 
 
+# in the chain's group, at its batch: the same forward and backward programs as test_parity_grad[chain-*], compiled
+# once (lavapipe, cold shader cache: ~90 s of the 93 s this test took in a group of its own, 2026-11-28)
+@pytest.mark.xdist_group("grad_chain")
+def test_grad_chain_1000_steps():
+  """The chain's 1,000-step gradient (20,000 substeps) through the kernel: finite, and its first and last step VJPs
+  as the oracle's (tests/test_grad_kernel.py long_horizon; docs/wgsl.md)."""
+  from tests.test_grad_kernel import long_horizon
+  long_horizon("chain", 1000, B)
+
+
 def check_parity(name: str, steps: int, source=None) -> None:
   """The kernel's gradients after `steps` against the oracle's references (judge); source as oracle's."""
   model, rg = kernel(name, source)
