@@ -141,8 +141,10 @@ def test_grad_simulator_differentiable_wgsl(lanes, monkeypatch):
   """Simulator(backend="wgsl", differentiable=True): Tensor.gradient flows through the forward kernel's grad_fxn
   (engine.wgsl_backward.step_grad) to the packed state and a Model field, and gives what the backward kernel gives
   called directly (step_vjp, param_grads), bit for bit but for the batch sum of the shared field; the step is the
-  non-differentiable one's. lanes=2: the forward on two lanes per env (the layout's result is the same), the backward
-  on one per env as always. Batch 2, the double pendulum's compiled backward program in this group."""
+  non-differentiable one's. lanes=2: the forward on two lanes per env (the layout's result is the same), and the
+  backward too (engine.wgsl_backward.backward_lanes follows LANES where the env's state fits workgroup memory, as the
+  double pendulum's does): on a cold shader cache its program's first launch is ~57 s of this test (2026-11-28).
+  Batch 2."""
   monkeypatch.setattr(wgsl, "LANES", lanes)
   model = engine.load_scene(SCENES / "double_pendulum.json", device="WEBGPU")
   p0 = kicked(model, 2)
