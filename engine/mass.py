@@ -7,6 +7,7 @@ solver only ever needs a diagonal inverse inertia (DESIGN.md sec. 2).
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -70,6 +71,12 @@ def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   if np.abs(off).max() <= 1e-12 * np.abs(np.diag(inertia)).max():
     return np.diag(inertia).copy(), np.array([1.0, 0.0, 0.0, 0.0])
   moments, vecs = np.linalg.eigh(inertia)
+  # a repeated moment (a capsule's or cylinder's two across its axis, tilted in the body): eigh returns any basis of
+  # that plane, which one depending on the LAPACK kernel (a converted MJCF model's frames differed by 20 degrees
+  # between an Intel and an AMD machine's OpenBLAS, 2026-11-28), so choose the basis of the plane here
+  if (k := _repeated(moments)) is not None:
+    vecs = _closest_frame(vecs[:, k])
+    return np.einsum("ik,ij,jk->k", vecs, inertia, vecs), mat_to_quat(vecs)   # the moments in that frame
   # eigh sorts by moment; reorder the columns to best match x, y, z and flip them to point along +x, +y, +z
   perm = max(itertools.permutations(range(3)), key=lambda p: sum(abs(vecs[k, p[k]]) for k in range(3)))
   vecs, moments = vecs[:, perm], moments[list(perm)]
@@ -78,3 +85,29 @@ def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     k = int(np.argmin(np.abs(np.diag(vecs))))
     vecs[:, k] = -vecs[:, k]
   return moments, mat_to_quat(vecs)
+
+
+def _repeated(moments: np.ndarray) -> int | None:
+  """The index of the one distinct moment of eigh's sorted three when the other two are equal to 1e-9 of the largest
+  (eigh's eigenvectors in a plane so nearly repeated are rounding noise), else None. Three equal ones are a diagonal
+  tensor, which principal_axes keeps as it is before it gets here."""
+  tol = 1e-9 * np.abs(moments).max()
+  low, high = moments[1] - moments[0] <= tol, moments[2] - moments[1] <= tol
+  return 2 if low and not high else 0 if high and not low else None
+
+
+def _closest_frame(u: np.ndarray) -> np.ndarray:
+  """The rotation (columns: the frame's axes) with u, the distinct principal axis, as the input axis it is most
+  aligned with (k, along +k) and the other two (i, j, cyclic after k) across it, turned about u to the angle that
+  maximises their alignment v.e_i + w.e_j with the input axes: the same frame from any basis of the plane eigh gives."""
+  k = int(np.argmax(np.abs(u)))
+  i, j = (k + 1) % 3, (k + 2) % 3
+  u = u * np.sign(u[k])
+  a = np.eye(3)[i] - u[i] * u   # |u_i| <= |u_k| and u_i^2 + u_k^2 <= 1: e_i is at least 45 degrees from u
+  a /= np.linalg.norm(a)
+  b = np.cross(u, a)
+  theta = math.atan2(b[i] - a[j], a[i] + b[j])   # v = cos a + sin b, w = u x v = cos b - sin a
+  v = math.cos(theta) * a + math.sin(theta) * b
+  out = np.zeros((3, 3))
+  out[:, k], out[:, i], out[:, j] = u, v, np.cross(u, v)
+  return out

@@ -78,6 +78,9 @@ def _vec(v, path, n) -> list[float]:
 
 def _unit(v, path) -> list[float]:
   a = np.array(_vec(v, path, 3))
+  # unit to a few ulps already: keep it, so that validating a validated scene is the identity (normalising again moved
+  # a last digit: tests/test_scene_io.py's fuzz, 2026-11-28), as _quat does
+  if abs(float(np.linalg.norm(a)) - 1.0) <= 1e-15: return a.tolist()
   scale = np.abs(a).max()  # scale first so huge or tiny components neither overflow nor underflow the norm
   if scale == 0: _fail(path, f"expected a nonzero 3-vector, got {show(v)}")
   a = a / scale

@@ -100,23 +100,61 @@ def _inputs_fingerprint(inputs) -> str:
   return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=repr).encode()).hexdigest()
 
 
+def rounded(x):
+  """x with every float rounded to 12 significant digits, and those under 1e-14 to 0 (float arrays elementwise, as
+  float64), through dicts, lists and tuples: what a golden file is keyed on, so that inputs another machine computes
+  to other last bits find the same file (an MJCF model's converted mass properties and the states kicked from them
+  went through OpenBLAS, whose kernels differ between an Intel and an AMD machine: 2026-11-28). The reference itself
+  is computed from the exact inputs; ones that differ in the 13th digit give the same reference to well within every
+  tolerance that reads it."""
+  if isinstance(x, float): return float(f"{x:.12g}") if abs(x) >= 1e-14 else 0.0   # rounding noise about a zero
+  if isinstance(x, np.ndarray) and x.dtype.kind == "f": return np.array(rounded(x.tolist()), np.float64)
+  if isinstance(x, dict): return {k: rounded(v) for k, v in x.items()}
+  if isinstance(x, (list, tuple)): return type(x)(rounded(v) for v in x)
+  return x
+
+
+def digest(*arrays) -> str:
+  """sha256 (hex) of arrays' values rounded as rounded() rounds them (None: a marker), for a golden file's key."""
+  h = hashlib.sha256()
+  for a in arrays: h.update(b"-" if a is None else np.ascontiguousarray(rounded(np.asarray(a))).tobytes())
+  return h.hexdigest()
+
+
+def _load(path: Path, want: tuple[str, str]) -> dict[str, np.ndarray] | None:
+  if not path.exists(): return None
+  with np.load(path) as f:
+    if (str(f["__code__"]), str(f["__inputs__"])) != want: return None
+    return {k: f[k] for k in f.files if not k.startswith("__")}
+
+
+def _save(path: Path, want: tuple[str, str], sources: tuple[str, ...], out: dict[str, np.ndarray]) -> None:
+  DIR.mkdir(exist_ok=True)
+  np.savez(path, __code__=want[0], __inputs__=want[1], __sources__=json.dumps(list(sources)), **out)
+
+
 def golden(name: str, inputs, compute: Callable[[], dict[str, np.ndarray]],
-           sources: tuple[str, ...] = SOURCES) -> dict[str, np.ndarray]:
+           sources: tuple[str, ...] = SOURCES, legacy: tuple[str, object] | None = None) -> dict[str, np.ndarray]:
   """The arrays compute() returns, from tests/golden/<name>.npz when it was computed from the same code and inputs
-  (any JSON-able description of what compute() depends on beyond the code: scene, steps, eps, seed...). sources: the
-  glob patterns of the code the reference depends on (default SOURCES); the file records them."""
-  path, want = DIR / f"{name}.npz", (code_fingerprint(tuple(sources)), _inputs_fingerprint(inputs))
-  if (UPDATE or not WRITE) and path.exists():
-    with np.load(path) as f:
-      if (str(f["__code__"]), str(f["__inputs__"])) == want:
-        return {k: f[k] for k in f.files if not k.startswith("__")}
+  (any JSON-able description of what compute() depends on beyond the code: scene, steps, eps, seed...; keyed
+  rounded()). sources: the glob patterns of the code the reference depends on (default SOURCES); the file records
+  them. legacy: the (name, inputs) a file written before the keys were rounded has, if not (name, inputs): such a
+  file is read when the rounded key's is missing, and `make golden-update` moves it to the rounded key."""
+  code = code_fingerprint(tuple(sources))
+  path, want = DIR / f"{name}.npz", (code, _inputs_fingerprint(rounded(inputs)))
+  if UPDATE or not WRITE:
+    if (out := _load(path, want)) is not None: return out
+    old_name, old_inputs = legacy or (name, inputs)
+    if (out := _load(old := DIR / f"{old_name}.npz", (code, _inputs_fingerprint(old_inputs)))) is not None:
+      if UPDATE:
+        old.unlink()
+        _save(path, want, sources, out)
+      return out
   if not WRITE:
     warnings.warn(f"tests/golden/{name}.npz is missing or stale: computing the reference live (run `make golden`)",
                   stacklevel=2)
   out = {k: np.asarray(v) for k, v in compute().items()}
-  if WRITE:
-    DIR.mkdir(exist_ok=True)
-    np.savez(path, __code__=want[0], __inputs__=want[1], __sources__=json.dumps(list(sources)), **out)
+  if WRITE: _save(path, want, sources, out)
   return out
 
 

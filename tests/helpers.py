@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 from engine.npquat import quat_mul, quat_rotate
-from tests.golden import SOURCES, golden
+from tests.golden import SOURCES, digest, golden, rounded
 
 SCENES = __import__("pathlib").Path(__file__).resolve().parent.parent / "scenes"
 
@@ -45,7 +45,7 @@ def cached_simulator(scene: dict, backend: str, batch: int, dtype=None, device: 
                     wgsl.LANES if backend == "wgsl" else None)
 
 
-def _digest(a) -> str | None:
+def _digest(a) -> str | None:   # the digest of the golden files' names before they were rounded (legacy)
   return None if a is None else hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]
 
 
@@ -53,11 +53,14 @@ def golden_reference(scene: dict, runs: list, sources: tuple[str, ...] = SOURCES
   """engine.parity.float64_reference from a golden file (tests/golden.py): the float64 oracle's states after run()'s
   cases (packed, ctrl, steps), keyed by the scene and a digest of the cases. sources: the code it depends on."""
   from engine.parity import float64_reference
-  inputs = {"scene": scene, "runs": [(_digest(p), _digest(c), steps) for p, c, steps in runs]}
-  key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:10]
-  out = golden(f"parity_{scene.get('name', 'scene')}_{key}", inputs,
+  def named(inputs: dict) -> tuple[str, dict]:
+    key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:10]
+    return f"parity_{scene.get('name', 'scene')}_{key}", inputs
+  name, inputs = named({"scene": rounded(scene), "runs": [(digest(p)[:16], digest(c)[:16], n) for p, c, n in runs]})
+  legacy = named({"scene": scene, "runs": [(_digest(p), _digest(c), n) for p, c, n in runs]})
+  out = golden(name, inputs,
                lambda: {f"case{i}": a for i, a in enumerate(float64_reference(scene, runs, cached_simulator))},
-               sources)
+               sources, legacy)
   return [out[f"case{i}"] for i in range(len(runs))]
 
 

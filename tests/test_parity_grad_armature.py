@@ -25,7 +25,6 @@ is judged (tests/test_parity_wgsl_armature.py check_spread's rule: a defect, pre
 every run).
 """
 from __future__ import annotations
-import hashlib
 from pathlib import Path
 import numpy as np
 import pytest
@@ -88,7 +87,7 @@ def test_parity_grad_armature_on_the_floor():
   a substep, the armature stage's 8 x 8 solves unrolled) was killed for memory on this 23 GB VM at 20 GB."""
   import engine
   from engine.grad import RolloutGrad
-  from tests.golden import golden, physics_of
+  from tests.golden import digest, golden, physics_of
   from tests.test_parity_grad import wrt_names, wrt_of
   full = source("armed_lander")
   scene = {**full, "dt": full["dt"] / full["substeps"] * FLOOR_SUBSTEPS, "substeps": FLOOR_SUBSTEPS}
@@ -97,10 +96,9 @@ def test_parity_grad_armature_on_the_floor():
     def compute():
       m = engine.load_scene(scene, dtype=dtype, device="CPU")
       return gradients(RolloutGrad(m, wrt_of(m)), m, 1, dtype, "CPU", given)
-    digest = hashlib.sha256(b"".join(a.tobytes() for a in given)).hexdigest()
-    return golden(f"grad_parity_armed_lander_{dtype.name}", dict(scene=scene, steps=1, batch=B,
-                  wrt=wrt_names(engine.load_scene(scene)), inputs=digest), compute,
-                  physics_of(engine.load_scene(scene)))
+    model = engine.load_scene(scene)
+    return golden(f"grad_parity_armed_lander_{dtype.name}", dict(scene=scene, steps=1, batch=B, wrt=wrt_names(model),
+                  inputs=digest(*given)), compute, physics_of(model))
   model, rg = kernel("armed_lander", scene)
   got = gradients(rg, model, 1, dtypes.float32, "WEBGPU", given)
   judge("armed_lander x1", model, got, reference(dtypes.float64), reference(dtypes.float32))

@@ -210,6 +210,42 @@ def test_scene_io_mass_rotated_box():
   assert np.linalg.det(rb) == pytest.approx(1.0) and a["body_quat0"][0][0] >= 0
 
 
+def test_scene_io_principal_axes_repeated_moments(monkeypatch):
+  """A tilted capsule's inertia has two equal moments: eigh may return any basis of their plane (which one varies
+  with the CPU's LAPACK kernel), and principal_axes must give the same frame from each, diagonalising the tensor."""
+  from engine.mass import principal_axes
+  q = np.array([0.9, 0.3, -0.2, 0.25])
+  r = quat_to_mat(q / np.linalg.norm(q))
+  inertia = r @ np.diag([0.002, 0.03, 0.03]) @ r.T   # symmetric about the capsule's axis r[:, 0]
+  eigh = np.linalg.eigh
+  frames = []
+  for turn in (0.0, 0.4, 2.0, -1.1):   # eigh's plane basis turned by `turn` about the distinct axis, and flipped
+    def turned(a, turn=turn):
+      w, v = eigh(a)
+      c, s = math.cos(turn), math.sin(turn)
+      v = v.copy()
+      v[:, 1], v[:, 2] = c * v[:, 1] + s * v[:, 2], -(-s * v[:, 1] + c * v[:, 2])
+      return w, v
+    monkeypatch.setattr(np.linalg, "eigh", turned)
+    moments, quat = principal_axes(inertia)
+    rb = quat_to_mat(quat)
+    np.testing.assert_allclose(rb @ np.diag(moments) @ rb.T, inertia, atol=1e-15)
+    frames.append(quat)
+  np.testing.assert_allclose(frames, np.broadcast_to(frames[0], (len(frames), 4)), atol=1e-14)
+
+
+def test_scene_io_validation_is_idempotent_for_axes():
+  """Loading a loaded scene changes nothing: an axis normalised once is kept as it is (normalising again moved the
+  last digit of about a quarter of them; tests/test_scene_io.py's fuzz found one, 2026-11-28)."""
+  scene = one_body({"type": "sphere", "size": [0.1]})
+  scene["joints"] = [{"type": "hinge", "parent": "world", "child": "b", "anchor": [0.0, 0.0, 2.0],
+                     "axis": [1.0, 0.5, 0.5295681197194138]}]
+  filled = load_scene_dict(scene)
+  assert load_scene_dict(filled) == filled
+  axis = filled["joints"][0]["axis"]
+  assert abs(np.linalg.norm(axis) - 1.0) < 1e-15 and np.allclose(np.cross(axis, [1.0, 0.5, 0.5295681197194138]), 0.0)
+
+
 def test_scene_io_mass_and_inertia_overrides():
   geom = {"type": "box", "size": [0.1, 0.2, 0.3]}
   base = arrays(f64(one_body(geom)))
