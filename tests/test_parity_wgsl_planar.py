@@ -35,8 +35,10 @@ def test_parity_planar_arm():
 # Known defect (2026-11-28): with the converter's principal frames made the same on every machine (engine/mass.py
 # principal_axes, repeated moments: its capsules' frames turned, its joint axes now exactly +y), this state's step
 # puts the kernel's angvel 1.43e-2 from the float64 oracle where the float32 oracle is 2.08e-3 off (velocities
-# kicked by a further N(0, 1e-3): 3.10e-3 against 5.45e-3, within the rule). Whether a contact choice differs in this
-# state or float32 error on this stiff floor contact is that uneven is not yet known; not strict until it is
+# kicked by a further N(0, 1e-3): 3.10e-3 against 5.45e-3, within the rule). It is one env of 16 (same pose, one
+# end of the back foot's capsule 2 mm in, no geometric tie): the foot's angvel error is 2e-4 to 3e-3 in the others
+# for the kernel, 0 to 2e-3 for the float32 oracle. Suspected: static against dynamic friction decided differently
+# in that env (unverified); not strict until it is known
 @pytest.mark.xfail(reason="kernel angvel 7x the float32 oracle's error in this floor state (see above)", strict=False)
 @pytest.mark.xdist_group("planar_half_cheetah")
 def test_parity_planar_half_cheetah_on_its_floor():
