@@ -6,14 +6,16 @@ oracle than the float32 oracle is).
 
 planar_arm: a box on a tilted planar joint with a two-link arm, no armature, from kicked states (the kicks leave the
 plane, which the joint's rows then restore). half_cheetah: Gymnasium's half_cheetah.xml on its floor (a planar root,
-six armed and sprung hinges with limits, its feet in contact). slide2_arm: a carriage on two slides (the slide2 joint,
-oracle/constraints/slide2.py) with ranges narrow enough that one step's kicks cross them, carrying an arm that
-swings out of its plane. The backward kernel's parity for planar and slide2 joints is tests/test_parity_grad_planar.py
-and tests/test_parity_adjoint_planar.py, for the armature stage tests/test_parity_grad_armature.py."""
+six armed and sprung hinges with limits, its feet in contact; one step of it is chaotic at float32 rounding, so it is
+judged over perturbed starts, tests/test_parity_wgsl_armature.py check_spread). slide2_arm: a carriage on two slides
+(the slide2 joint, oracle/constraints/slide2.py) with ranges narrow enough that one step's kicks cross them, carrying
+an arm that swings out of its plane. The backward kernel's parity for planar and slide2 joints is
+tests/test_parity_grad_planar.py and tests/test_parity_adjoint_planar.py, for the armature stage
+tests/test_parity_grad_armature.py."""
 from __future__ import annotations
 from pathlib import Path
 import pytest
-from tests.test_parity_wgsl_armature import ant_on_floor, check_cases, scene_from
+from tests.test_parity_wgsl_armature import ant_on_floor, check_cases, check_spread, scene_from
 from tests.helpers import wgsl_checked  # noqa: F401 (autouse)
 
 pytest.importorskip("mujoco")
@@ -32,20 +34,17 @@ def test_parity_planar_arm():
   check_cases(scene_from(HERE / "planar_arm.xml"), None)
 
 
-# Known defect (2026-11-28): with the converter's principal frames made the same on every machine (engine/mass.py
-# principal_axes, repeated moments: its capsules' frames turned, its joint axes now exactly +y), this state's step
-# puts the kernel's angvel 1.43e-2 from the float64 oracle where the float32 oracle is 2.08e-3 off (velocities
-# kicked by a further N(0, 1e-3): 3.10e-3 against 5.45e-3, within the rule). It is one env of 16 (same pose, one
-# end of the back foot's capsule 2 mm in, no geometric tie): the foot's angvel error is 2e-4 to 3e-3 in the others
-# for the kernel, 0 to 2e-3 for the float32 oracle; with friction 0 on every geom that env's is 9e-4 (oracle 6e-4).
-# Suspected: static against dynamic friction decided differently in that env (not yet shown per contact); not
-# strict until the cause is known
-@pytest.mark.xfail(reason="kernel angvel 7x the float32 oracle's error in this floor state (see above)", strict=False)
+# One step of this floor state is chaotic at float32 rounding, in both backends, so it is judged as the ant's is
+# (check_spread). Measured 2026-11-29 on lavapipe over ulp-level perturbations of the start (SPREAD_RUNS + 1 runs):
+# env 8's back-foot angvel error from the float64 oracle ranges 1.2e-3 .. 1.5e-2 for the float32 oracle and
+# 1.1e-3 .. 1.4e-2 for the kernel, the other envs' 2.6e-4 .. 4.8e-3 for both; the spread between runs comes from
+# friction (every geom's friction 0: env 8's spread 4.1e-3 oracle, 2.1e-3 kernel, like the other envs'),
+# presumably a static/dynamic decision near its threshold. One run of each (the old check) compared two draws of this.
 @pytest.mark.xdist_group("planar_half_cheetah")
 def test_parity_planar_half_cheetah_on_its_floor():
   import gymnasium
   scene = scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "half_cheetah.xml")
-  check_cases(scene, [ant_on_floor(scene)])
+  check_spread(scene, ant_on_floor(scene))
 
 
 @pytest.mark.xdist_group("slide2_arm")
