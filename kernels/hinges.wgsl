@@ -16,35 +16,53 @@ fn turn_about(axis: vec3<f32>, a: vec3<f32>, b: vec3<f32>) -> f32 {
   return atan2(dot(axis, cross(a, b)), dot(a, b) - dot(axis, a) * dot(axis, b));
 }
 
+// a group's parameters as values (the backward kernel's adjoints take them so: kernels/adjoint/hinges.wgsl): the
+// members' axes in the parent (ap_i) and in the child (ac_i), the leader's anchors and compliance, the members' limits
+// (component i: member i; a pair's third repeats its second, unused)
+struct GroupParams { ap0: vec3<f32>, ap1: vec3<f32>, ap2: vec3<f32>, ac0: vec3<f32>, ac1: vec3<f32>, ac2: vec3<f32>,
+                     anchor_p: vec3<f32>, anchor_c: vec3<f32>, compliance: f32, limited: vec3<f32>, lo: vec3<f32>,
+                     hi: vec3<f32>, pair: bool }
+fn group_params(j: u32) -> GroupParams {   // j: the group's first hinge
+  let m = vec3<u32>(members(j, 0u), members(j, 1u), members(j, 2u));
+  return GroupParams(jv(OFF_JNT_AXIS_PARENT, m.x), jv(OFF_JNT_AXIS_PARENT, m.y), jv(OFF_JNT_AXIS_PARENT, m.z),
+                     jv(OFF_JNT_AXIS_CHILD, m.x), jv(OFF_JNT_AXIS_CHILD, m.y), jv(OFF_JNT_AXIS_CHILD, m.z),
+                     jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j), p1(OFF_JNT_COMPLIANCE + j),
+                     members_p1(OFF_JNT_LIMITED, m, 1u), members_p1(OFF_JNT_RANGE, m, 2u),
+                     members_p1(OFF_JNT_RANGE + 1u, m, 2u), JNT_TYPE[j] == HINGE2);
+}
+// a scalar parameter of the members m, stride floats per joint from off
+fn members_p1(off: u32, m: vec3<u32>, stride: u32) -> vec3<f32> {
+  return vec3<f32>(p1(off + stride * m.x), p1(off + stride * m.y), p1(off + stride * m.z));
+}
+
 // the group's angles t (a pair's third is 0) and the hinges' world axes w1, w2, w3 (a pair's w3: w1 x w2), from its
 // first hinge j (study claims 1-3)
 struct HingeAngles { t: vec3<f32>, w1: vec3<f32>, w2: vec3<f32>, w3: vec3<f32> }
-fn hinge_angles(j: u32, s1: Side, s2: Side) -> HingeAngles {
-  let w1 = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  if (JNT_TYPE[j] == HINGE2) {
-    let w2 = rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, members(j, 1u)));
-    let t = vec3<f32>(turn_about(w1, rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, members(j, 1u))), w2),
-                      turn_about(w2, w1, rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, j))), 0.0);
-    return HingeAngles(t, w1, w2, cross(w1, w2));
-  }
-  let w3 = rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, members(j, 2u)));
-  let a1 = jv(OFF_JNT_AXIS_PARENT, j);
-  let a2 = jv(OFF_JNT_AXIS_PARENT, members(j, 1u));
-  let a3 = jv(OFF_JNT_AXIS_PARENT, members(j, 2u));
-  // t2: a1 . E a3 = p cos t2 + q sin t2 + r; the root nearer 0
-  let r = dot(a1, a2) * dot(a2, a3);
-  let p = dot(a1, a3) - r;
-  let q = dot(a1, cross(a2, a3));
-  let c = clamp((dot(w1, w3) - r) / sqrt(p * p + q * q), -1.0, 1.0);
+fn hinge_angles(j: u32, s1: Side, s2: Side) -> HingeAngles { return hinge_angles_of(group_params(j), s1, s2); }
+// the root t2 of a1 . E a3 = p cos t2 + q sin t2 + r nearer 0, from c = (w1 . w3 - r) / sqrt(p^2 + q^2) clamped
+fn triple_t2(c: f32, p: f32, q: f32) -> f32 {
   let off = atan2(sqrt(max(1.0 - c * c, 1e-30)), c);
   let phase = atan2(q, p);
   let up = wrap(phase + off);
   let down = wrap(phase - off);
-  let t2 = select(down, up, abs(up) <= abs(down));
-  let t1 = turn_about(w1, rotate(s1.q, turn_by(a2, a3, t2)), w3);
-  let t3 = turn_about(w3, w1, rotate(s2.q, turn_by(jv(OFF_JNT_AXIS_CHILD, members(j, 1u)), jv(OFF_JNT_AXIS_CHILD, j),
-                                                -t2)));
-  return HingeAngles(vec3<f32>(t1, t2, t3), w1, rotate(s1.q, turn_by(a1, a2, t1)), w3);
+  return select(down, up, abs(up) <= abs(down));
+}
+fn hinge_angles_of(k: GroupParams, s1: Side, s2: Side) -> HingeAngles {
+  let w1 = rotate(s1.q, k.ap0);
+  if (k.pair) {
+    let w2 = rotate(s2.q, k.ac1);
+    let t = vec3<f32>(turn_about(w1, rotate(s1.q, k.ap1), w2), turn_about(w2, w1, rotate(s2.q, k.ac0)), 0.0);
+    return HingeAngles(t, w1, w2, cross(w1, w2));
+  }
+  let w3 = rotate(s2.q, k.ac2);
+  // t2: a1 . E a3 = p cos t2 + q sin t2 + r; the root nearer 0
+  let r = dot(k.ap0, k.ap1) * dot(k.ap1, k.ap2);
+  let p = dot(k.ap0, k.ap2) - r;
+  let q = dot(k.ap0, cross(k.ap1, k.ap2));
+  let t2 = triple_t2(clamp((dot(w1, w3) - r) / sqrt(p * p + q * q), -1.0, 1.0), p, q);
+  let t1 = turn_about(w1, rotate(s1.q, turn_by(k.ap1, k.ap2, t2)), w3);
+  let t3 = turn_about(w3, w1, rotate(s2.q, turn_by(k.ac1, k.ac0, -t2)));
+  return HingeAngles(vec3<f32>(t1, t2, t3), w1, rotate(s1.q, turn_by(k.ap0, k.ap1, t1)), w3);
 }
 
 // the rows of [w1 w2 w3]^-1 as the columns n_i: d t_i = n_i . d phi (study claim 5)
@@ -53,42 +71,45 @@ fn limit_rows(g: HingeAngles) -> mat3x3<f32> {
   return mat3x3<f32>(cross(g.w2, g.w3) / det, cross(g.w3, g.w1) / det, cross(g.w1, g.w2) / det);
 }
 
+// an angular row of the group: its unit direction and error, whether it fires, and what the adjoint reads again
+struct GroupRow { nd: NormDir, err: f32, on: bool, g: HingeAngles, t: f32 }
 // a pair's angular row: w1 . w2 back to its rest value, turning about w2 x w1; always rigid
-fn hooke_row(j: u32, s1: Side, s2: Side, li: u32) -> Correction {
-  let w1 = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  let w2 = rotate(s2.q, jv(OFF_JNT_AXIS_CHILD, members(j, 1u)));
-  let rest = dot(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_AXIS_PARENT, members(j, 1u)));
-  let g = norm_dir(cross(w2, w1), 1e-12);
-  return angular(s1, s2, g.dir, -(dot(w1, w2) - rest) / select(1.0, g.len, g.on), g.on, li, 0.0);
+fn hooke_row(k: GroupParams, s1: Side, s2: Side) -> GroupRow {
+  let w1 = rotate(s1.q, k.ap0);
+  let w2 = rotate(s2.q, k.ac1);
+  let nd = norm_dir(cross(w2, w1), 1e-12);
+  let err = -(dot(w1, w2) - dot(k.ap0, k.ap1)) / select(1.0, nd.len, nd.on);
+  return GroupRow(nd, err, nd.on, HingeAngles(vec3<f32>(0.0), w1, w2, vec3<f32>(0.0)), 0.0);
+}
+// hinge i's limit row: along n_i back into [lo, hi], where limited and outside
+fn limit_row(k: GroupParams, s1: Side, s2: Side, i: u32) -> GroupRow {
+  let g = hinge_angles_of(k, s1, s2);
+  let nd = norm_dir(limit_rows(g)[i], 1e-12);
+  let t = g.t[i];
+  let violated = k.limited[i] > 0.0 && (t < k.lo[i] || t > k.hi[i]);
+  return GroupRow(nd, (min(max(t, k.lo[i]), k.hi[i]) - t) / nd.len, violated, g, t);
+}
+// stage st of a group's angular rows (a pair's Hooke row, then the limits), on multiplier LAMW j + 3 + st
+fn group_row(k: GroupParams, s1: Side, s2: Side, st: u32) -> GroupRow {
+  if (k.pair && st == 0u) { return hooke_row(k, s1, s2); }
+  return limit_row(k, s1, s2, st - select(0u, 1u, k.pair));
 }
 
-// the group's rows: a pair's Hooke row, each hinge's limit, then the anchors; multipliers: 3 positional, then a pair's
-// Hooke row and 2 limits or a triple's 3 limits
+// the group's rows: a pair's Hooke row and 2 limits or a triple's 3 limits, then the anchors; multipliers: 3
+// positional, then the 3 angular rows
 fn group(j: u32, s1_: Side, s2_: Side, h: f32) -> Correction {
   var s1 = s1_;
   var s2 = s2_;
-  let l = LAMW * j;
-  let pair = JNT_TYPE[j] == HINGE2;
+  let k = group_params(j);
   var tot = zero_corr();
-  if (pair) {
-    tot = hooke_row(j, s1, s2, l + 3u);
-    s1 = apply(s1, tot.dx1, tot.dth1);
-    s2 = apply(s2, tot.dx2, tot.dth2);
-  }
-  for (var i = 0u; i < select(3u, 2u, pair); i++) {
-    let g = hinge_angles(j, s1, s2);
-    let nd = norm_dir(limit_rows(g)[i], 1e-12);
-    let k = members(j, i);
-    let lo = p1(OFF_JNT_RANGE + 2u * k);
-    let hi = p1(OFF_JNT_RANGE + 2u * k + 1u);
-    let t = g.t[i];
-    let violated = p1(OFF_JNT_LIMITED + k) > 0.0 && (t < lo || t > hi);
-    let c = angular(s1, s2, nd.dir, (min(max(t, lo), hi) - t) / nd.len, violated, l + select(3u, 4u, pair) + i, 0.0);
+  for (var st = 0u; st < 3u; st++) {
+    let r = group_row(k, s1, s2, st);
+    let c = angular(s1, s2, r.nd.dir, r.err, r.on, LAMW * j + 3u + st, 0.0);
     s1 = apply(s1, c.dx1, c.dth1);
     s2 = apply(s2, c.dx2, c.dth2);
     tot = chain(tot, c);
   }
-  return chain(tot, attach(j, s1, s2, l, h));
+  return chain(tot, attach(j, s1, s2, LAMW * j, h));
 }
 
 fn hinge2(j: u32, s1: Side, s2: Side, h: f32) -> Correction { return group(j, s1, s2, h); }

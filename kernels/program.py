@@ -44,6 +44,7 @@ SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES +
 # forward's; tests/test_parity_adjoint.py launches them behind a step program (adjoint_source). BACKWARD_FILES add the
 # stages' adjoints and the backward entry point (backward_source)
 ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints.wgsl", "adjoint/slides.wgsl",
+                 "adjoint/hinges.wgsl",
                  "adjoint/integrate.wgsl", "adjoint/collide.wgsl", "adjoint/primitives.wgsl", "adjoint/box.wgsl",
                  "adjoint/box_box.wgsl", "adjoint/muscle.wgsl", "adjoint/tendon.wgsl")
 BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint/narrowphase.wgsl",
@@ -144,8 +145,9 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
-  if grouped := [j for j in range(model.njoint) if model.jnt_group[j]]:
-    why.append(f"joint '{model.jnt_name[grouped[0]]}', one of two or three hinges on one body (hinge2, hinge3)")
+  if grouped := [j for j in range(model.njoint) if model.jnt_group[j] and j in armed_joints(model)]:
+    why.append(f"joint '{model.jnt_name[grouped[0]]}', one of two or three hinges on one body (hinge2, hinge3) in a "
+               "tree with armature or springs (the armature stage's adjoint)")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 
@@ -204,6 +206,9 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             f"const MODEL_BATCHED: bool = {str(model_batch(model) > 1).lower()};",
             # a hinge position servo anywhere: the oracle then runs the servo stage of every hinge (oracle/actuators.py)
             f"const POS_SERVOS: bool = {str('position' in model.act_type).lower()};",
+            # two or three hinges on one body anywhere: a constant false makes their branches dead code, which the
+            # shader compiler drops (the backward's adjoints of the groups are long)
+            f"const GROUPS: bool = {str(any(model.jnt_group)).lower()};",
             _table("JNT_TYPE", "u32", [JOINT_TYPES.index(t) for t in model.jnt_type]),
             _table("JNT_PARENT", "i32", list(model.jnt_parent)), _table("JNT_CHILD", "i32", list(model.jnt_child)),
             _table("JOINT_ORDER", "u32", order),

@@ -96,6 +96,12 @@ def _meaning(path: Path) -> bytes:
   return re.sub(rb"\n(?:[ \t]*\n)+", b"\n", re.sub(rb"[ \t]+\n", b"\n", b"".join(out)))
 
 
+def source_fingerprint(path: Path) -> str:
+  """sha256 (hex) of one file's meaning (code_fingerprint's: a Python file without its docstrings and comments), for a
+  golden key that names the test file whose code draws the inputs."""
+  return hashlib.sha256(_meaning(Path(path))).hexdigest()
+
+
 def _inputs_fingerprint(inputs) -> str:
   return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=repr).encode()).hexdigest()
 

@@ -63,7 +63,11 @@ ONLY_KERNEL = {
                                  "point_solve", "turn", "lock_impulse"),
                                 "a part of positional, angular, angular_align, angular_lock, neg_solve3 or point that "
                                 "their adjoints replay (kernels/adjoint/); the oracle's autograd needs no such split")},
-  "hinges.wgsl": {"turn_by": "the oracle's turn (ONLY_ORACLE)"},
+  "hinges.wgsl": {"turn_by": "the oracle's turn (ONLY_ORACLE)",
+                  **dict.fromkeys(("group_params", "members_p1", "hinge_angles_of", "triple_t2", "limit_row",
+                                   "group_row"),
+                                  "group's parts from parameter values, which its adjoints replay (kernels/adjoint/"
+                                  "hinges.wgsl); the oracle gathers the members' parameters with jvec")},
   "constraints.wgsl": {**dict.fromkeys(("hinge_angle_of", "rest_turn"), "hinge_angle's and lock_orientation's pure "
                                        "parts, from parameter values, that their adjoints replay (kernels/adjoint/)"),
                        "contact_err": "contact's depth, error and on, which contact_adj replays"},

@@ -96,6 +96,17 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
     gjv(OFF_JNT_ANCHOR_PARENT, j, da.anchor_p); gjv(OFF_JNT_ANCHOR_CHILD, j, da.anchor_c);
     gp1(OFF_JNT_LENGTH + j, da.length); gp1(comp, da.compliance);
     adj_lam[l] = da.lam;
+  } else if (GROUPS && (ty == HINGE2 || ty == HINGE3)) {   // the group's rows on its first hinge, the others' zero
+    a1 = side_adj_zero(); a2 = side_adj_zero();
+    if (members(j, 0u) == j) {
+      var lm: array<f32, 6>;
+      var gl: array<f32, 6>;
+      for (var i = 0u; i < 6u; i++) { lm[i] = tape[t + i]; gl[i] = adj_lam[l + i]; }
+      let ga = group_adj(s1, s2, group_params(j), lm, h, g, gl);
+      a1 = ga.s1; a2 = ga.s2;
+      group_scatter(j, ga.prm);
+      for (var i = 0u; i < 6u; i++) { adj_lam[l + i] = ga.lam[i]; }
+    }
   } else {   // the slide, planar and slide2 joints: the slide's frame and parameters
     let k = SlideParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
                         p4q(OFF_JNT_RELQUAT + 4u * j), p1(comp), p1(OFF_JNT_LIMITED + j), p1(OFF_JNT_RANGE + 2u * j),
