@@ -77,7 +77,7 @@ fn joint_correction(j: u32, h: f32) -> Correction {
   if (t == PLANAR) { return planar(j, s1, s2, h); }
   if (t == SLIDE2) { return slide2(j, s1, s2, h); }
   // a group's other hinges: its first holds the group's rows (oracle/solve.py solver_joints)
-  if (JNT_GROUP[3u * j] != j) { return zero_corr(); }
+  if (!GROUPS || JNT_GROUP[3u * j] != j) { return zero_corr(); }
   if (t == HINGE2) { return hinge2(j, s1, s2, h); }
   return hinge3(j, s1, s2, h);
 }
