@@ -5,14 +5,15 @@ compliance and the six multipliers, from random gradients of the group's correct
 
 The members' axes are a random frame's axes tilted by N(0, 0.3^2) (MuJoCo's groups are mostly orthogonal; tilted, the
 triple's t2 equation has p, r != 0), and the child's are the same axes in a random rest rotation of the child, as the
-scene loader makes them. Random poses (away from the singular ones: singular) leave the group far from satisfied and its
-angles anywhere, so the anchors and the Hooke row always correct, and each member's limit [-U(0, 1), U(0, 1)] rad
-(limited in half the cases) fires in about half the limited cases.
+scene loader makes them. Random poses (away from the singular ones: singular) leave the group far from satisfied and
+its angles anywhere, so the anchors and the Hooke row always correct. Each member's range is up to 0.6 rad wide with
+its middle within 0.3 rad of the pose's angle (limited in half the cases, firing in about half the limited cases, by
+up to ~0.3 rad), as one substep's limit meets its coordinate: with ranges drawn apart from the pose (a first run,
+[-U(0, 1), U(0, 1)]), some limits fired by over 2 rad, whose correction moved the pose that the later rows see as
+far, and three cases of 256 carried O(1) errors of the first two parent axes' gradients in both float32 backends
+(kernel 2.3e-2 norm-wise, float32 oracle 1.1e-2; the rest within 1.7e-6).
 
-Measured 2026-11-29 on lavapipe: hinge2's gradients within 7.0e-7 of float64 autograd, hinge3's within 1.7e-6 but for
-the first two members' parent axes, ap0 2.3e-2 and ap1 3.7e-3 (the float32 oracle's own errors 1.1e-2 and 4.5e-3):
-three cases of 256 carry them, each with its first limit violated by 1.3 to 2.6 rad, whose correction moves the
-pose the later rows see by as much; without those three, ap0's and ap1's errors are 1.2e-6 and 1.6e-6."""
+Measured 2026-11-29 on lavapipe: every gradient within 5.0e-7 of float64 autograd for hinge2, 5.9e-7 for hinge3."""
 from __future__ import annotations
 from pathlib import Path
 import numpy as np
@@ -57,6 +58,29 @@ def singular(n: int, s1: np.ndarray, s2: np.ndarray, axes: np.ndarray, child: np
   return np.abs(((w1 * quat_rotate(s2[:, 3:7], child[:, 2])).sum(1) - r) / np.hypot(p, q)) > 0.9
 
 
+def angles(n: int, s1: np.ndarray, s2: np.ndarray, axes: np.ndarray, child: np.ndarray) -> np.ndarray:
+  """The group's angles (oracle/constraints/hinges.py hinge_angles) per case, in float64 numpy: (N, 3), a pair's
+  third 0."""
+  def rot(s, v): return quat_rotate(s[:, 3:7], v)
+  def dot(a, b): return (a * b).sum(-1)
+  def about(axis, a, b): return np.arctan2(dot(axis, np.cross(a, b)), dot(a, b) - dot(axis, a) * dot(axis, b))
+  def turn(k, v, t): return v * np.cos(t)[:, None] + np.cross(k, v) * np.sin(t)[:, None] \
+      + k * (dot(k, v) * (1 - np.cos(t)))[:, None]
+  w1 = rot(s1, axes[:, 0])
+  if n == 2:
+    w2 = rot(s2, child[:, 1])
+    return np.stack([about(w1, rot(s1, axes[:, 1]), w2), about(w2, w1, rot(s2, child[:, 0])), 0 * w1[:, 0]], 1)
+  a1, a2, a3, w3 = axes[:, 0], axes[:, 1], axes[:, 2], rot(s2, child[:, 2])
+  r = dot(a1, a2) * dot(a2, a3)
+  p, q = dot(a1, a3) - r, dot(a1, np.cross(a2, a3))
+  c = np.clip((dot(w1, w3) - r) / np.hypot(p, q), -1, 1)
+  off, phase = np.arctan2(np.sqrt(np.maximum(1 - c * c, 1e-30)), c), np.arctan2(q, p)
+  up, down = np.angle(np.exp(1j * (phase + off))), np.angle(np.exp(1j * (phase - off)))
+  t2 = np.where(np.abs(up) <= np.abs(down), up, down)
+  t1 = about(w1, rot(s1, turn(a2, a3, t2)), w3)
+  return np.stack([t1, t2, about(w3, w1, rot(s2, turn(child[:, 1], child[:, 0], -t2)))], 1)
+
+
 def draw(rng, n: int):
   """The module's docstring: tilted frames, the child's axes in its rest rotation, poses and limits at random; the
   child turned again where the pose is near singular (singular)."""
@@ -67,10 +91,12 @@ def draw(rng, n: int):
   axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
   rest = unit_quats(rng)[:, None].repeat(3, 1) * np.array([1, -1, -1, -1])
   child = quat_rotate(rest, axes)   # the same axes in the child's rest frame
-  out = {**d, "lam": rng.normal(0, 0.01, (N, 6)), "limited": (rng.random((N, 3)) < 0.5).astype(np.float64),
-         "lo": -rng.uniform(0, 1, (N, 3)), "hi": rng.uniform(0, 1, (N, 3))}
+  out = {**d, "lam": rng.normal(0, 0.01, (N, 6)), "limited": (rng.random((N, 3)) < 0.5).astype(np.float64)}
   while (near := singular(n, out["s1"], out["s2"], axes, child)).any():
     out["s2"][near, 3:7] = unit_quats(rng, int(near.sum()))
+  # each range about 0.3 rad wide, its middle within 0.3 rad of the pose's angle: about half fire, by up to ~0.3 rad
+  mid, half = angles(n, out["s1"], out["s2"], axes, child) + rng.uniform(-0.3, 0.3, (N, 3)), rng.uniform(0, 0.3, (N, 3))
+  out |= {"lo": mid - half, "hi": mid + half}
   return out | {f"ap{i}": axes[:, i] for i in range(3)} | {f"ac{i}": child[:, i] for i in range(3)}
 
 
