@@ -1,7 +1,7 @@
 // Adjoints of the hinge groups (kernels/hinges.wgsl, oracle/constraints/hinges.py): two or three hinges on one body,
 // solved as one joint (group), whose limit rows n_i also carry the group's motors and damping
-// (kernels/motor_loads.wgsl, joint_damping.wgsl). They take the group's parameters as values (GroupParams) and return their gradients in the
-// same shape (GroupParamsAdj), which group_scatter sums into the members' rows.
+// (kernels/motor_loads.wgsl, joint_damping.wgsl). They take the group's parameters as values (GroupParams) and
+// return their gradients in the same shape (GroupParamsAdj), which group_scatter sums into the members' rows.
 
 struct GroupParamsAdj { ap0: vec3<f32>, ap1: vec3<f32>, ap2: vec3<f32>, ac0: vec3<f32>, ac1: vec3<f32>,
                         ac2: vec3<f32>, anchor_p: vec3<f32>, anchor_c: vec3<f32>, compliance: f32, lo: vec3<f32>,
@@ -166,10 +166,12 @@ fn hinge_angles_adj(k: GroupParams, s1: Side, s2: Side, gt: vec3<f32>, gw_: Vec3
   return out;
 }
 
-// limit_rows(hinge_angles_of(k, s1, s2))[i] in reverse, with gt the gradient of the angles: those of the sides'
-// quaternions and of the axes (motor_loads and joint_damping read the row n_i; the limits n_i and t_i)
-fn group_row_adj(k: GroupParams, s1: Side, s2: Side, i: u32, gn: vec3<f32>, gt: vec3<f32>) -> AnglesAdj {
-  return hinge_angles_adj(k, s1, s2, gt, limit_rows_adj(hinge_angles_of(k, s1, s2), i, gn));
+// limit_rows(g)[i], g = hinge_angles_of(k, s1, s2) (the caller's, from its forward replay), in reverse, with gt the
+// gradient of the angles: those of the sides' quaternions and of the axes (motor_loads and joint_damping read the
+// row n_i; the limits n_i and t_i)
+fn group_row_adj(k: GroupParams, s1: Side, s2: Side, g: HingeAngles, i: u32, gn: vec3<f32>,
+                 gt: vec3<f32>) -> AnglesAdj {
+  return hinge_angles_adj(k, s1, s2, gt, limit_rows_adj(g, i, gn));
 }
 
 // a pair's Hooke row in reverse: err = -(w1 . w2 - ap0 . ap1) / |w2 x w1| along the unit w2 x w1; from the gradients
@@ -244,7 +246,7 @@ fn group_adj(s1_0: Side, s2_0: Side, k: GroupParams, lam: array<f32, 6>, h: f32,
       var gt = vec3<f32>(0.0);
       gt[i] = cg.x - gx;
       let gn = norm_dir_adj(limit_rows(r.g)[i], 1e-12, -la.err * r.err / r.nd.len, la.n);
-      aa = group_row_adj(k, s1, s2, i, gn, gt);
+      aa = group_row_adj(k, s1, s2, r.g, i, gn, gt);
       aa.k.lo[i] = aa.k.lo[i] + cg.y;
       aa.k.hi[i] = aa.k.hi[i] + cg.z;
     }

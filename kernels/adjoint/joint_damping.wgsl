@@ -90,7 +90,8 @@ fn grouped_damping_adj(j: u32, s1: Side, s2: Side, h: f32) {
   let lead = members(j, 0u);
   let k = group_params(lead);
   let i = JNT_GINDEX[j];
-  let row = limit_rows(hinge_angles_of(k, s1, s2))[i];
+  let ga = hinge_angles_of(k, s1, s2);
+  let row = limit_rows(ga)[i];
   let size = norm_dir(row, 1e-12);
   let par = JNT_PARENT[j];
   let chi = JNT_CHILD[j];
@@ -128,7 +129,7 @@ fn grouped_damping_adj(j: u32, s1: Side, s2: Side, h: f32) {
   if (par >= 0) { adj_w[u32(par)] = adj_w[u32(par)] - gdv; }
   gp1(OFF_JNT_DAMPING + j, gmin.x * size.len * size.len * h * JNT_UNARMED[j]);
   let grow = norm_dir_adj(row, 1e-12, gmin.x * damp * 2.0 * size.len * h, grel * along + dv * galong);
-  let aa = group_row_adj(k, s1, s2, i, grow, vec3<f32>(0.0));
+  let aa = group_row_adj(k, s1, s2, ga, i, grow, vec3<f32>(0.0));
   group_scatter(lead, aa.k);
   g1.q = qadd(g1.q, aa.q1);
   g2.q = qadd(g2.q, aa.q2);

@@ -20,7 +20,8 @@ fn motor_loads_adj() {
     // a hinge of a group: along its limit row n_i (kernels/motor_loads.wgsl)
     let grouped = GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3);
     var axis = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-    if (grouped) { axis = limit_rows(hinge_angles(members(j, 0u), s1, s2))[JNT_GINDEX[j]]; }
+    var ga = HingeAngles(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    if (grouped) { ga = hinge_angles(members(j, 0u), s1, s2); axis = limit_rows(ga)[JNT_GINDEX[j]]; }
     let u = act_ctrl(i32(a));
     let gear = p1(OFF_ACT_GEAR + a);
     let sl = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
@@ -33,7 +34,7 @@ fn motor_loads_adj() {
     var q2 = q1;
     if (grouped) {
       let lead = members(j, 0u);
-      let aa = group_row_adj(group_params(lead), s1, s2, JNT_GINDEX[j], gload * (u * gear), vec3<f32>(0.0));
+      let aa = group_row_adj(group_params(lead), s1, s2, ga, JNT_GINDEX[j], gload * (u * gear), vec3<f32>(0.0));
       group_scatter(lead, aa.k);
       q1 = aa.q1;
       q2 = aa.q2;

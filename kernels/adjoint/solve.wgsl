@@ -39,6 +39,18 @@ fn solve_adj(h: f32, o: u32, joints: bool) {   // restore_iteration put the snap
 fn tlam3(o: u32) -> vec3<f32> { return vec3<f32>(tape[o], tape[o + 1u], tape[o + 2u]); }
 fn glam3(l: u32) -> vec3<f32> { return vec3<f32>(adj_lam[l], adj_lam[l + 1u], adj_lam[l + 2u]); }
 fn set_glam3(l: u32, g: vec3<f32>) { adj_lam[l] = g.x; adj_lam[l + 1u] = g.y; adj_lam[l + 2u] = g.z; }
+// a hinge's or a group's six multipliers: before the iteration from the tape at t, their gradients at l
+fn tape_lam6(t: u32) -> array<f32, 6> {
+  var a: array<f32, 6>;
+  for (var i = 0u; i < 6u; i++) { a[i] = tape[t + i]; }
+  return a;
+}
+fn adj_lam6(l: u32) -> array<f32, 6> {
+  var a: array<f32, 6>;
+  for (var i = 0u; i < 6u; i++) { a[i] = adj_lam[l + i]; }
+  return a;
+}
+fn set_adj_lam6(l: u32, a: array<f32, 6>) { for (var i = 0u; i < 6u; i++) { adj_lam[l + i] = a[i]; } }
 
 // joint_correction's adjoint: from joint j's Correction's gradient and its
 // multipliers' after the iteration, the gradients of its sides, its parameters and its multipliers before; t: where
@@ -65,17 +77,14 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
                         jv(OFF_JNT_REF_CHILD, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
                         p1(comp), p1(OFF_JNT_LIMITED + j), p1(OFF_JNT_RANGE + 2u * j), p1(OFF_JNT_RANGE + 2u * j + 1u),
                         select(0.0, select(1.0, 2.0, a >= 0), POS_SERVOS), act_ctrl(a), 1.0 / kp);
-    var lm: array<f32, 6>;
-    var gl: array<f32, 6>;
-    for (var i = 0u; i < 6u; i++) { lm[i] = tape[t + i]; gl[i] = adj_lam[l + i]; }
-    let ha = hinge_adj(s1, s2, k, lm, h, g, gl);
+    let ha = hinge_adj(s1, s2, k, tape_lam6(t), h, g, adj_lam6(l));
     a1 = ha.s1; a2 = ha.s2;
     gjv(OFF_JNT_AXIS_PARENT, j, ha.prm.axis_p); gjv(OFF_JNT_AXIS_CHILD, j, ha.prm.axis_c);
     gjv(OFF_JNT_REF_PARENT, j, ha.prm.ref_p); gjv(OFF_JNT_REF_CHILD, j, ha.prm.ref_c);
     gjv(OFF_JNT_ANCHOR_PARENT, j, ha.prm.anchor_p); gjv(OFF_JNT_ANCHOR_CHILD, j, ha.prm.anchor_c);
     gp1(comp, ha.prm.compliance);
     gp1(OFF_JNT_RANGE + 2u * j, ha.prm.lo); gp1(OFF_JNT_RANGE + 2u * j + 1u, ha.prm.hi);
-    for (var i = 0u; i < 6u; i++) { adj_lam[l + i] = ha.lam[i]; }
+    set_adj_lam6(l, ha.lam);
     if (a >= 0) {   // the servo's target clip(ctrl) and compliance 1 / kp
       act_ctrl_adj(a, ha.prm.goal);
       gp1(OFF_ACT_KP + u32(a), -ha.prm.servo_comp / (kp * kp));
@@ -99,13 +108,10 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
   } else if (GROUPS && (ty == HINGE2 || ty == HINGE3)) {   // the group's rows on its first hinge, the others' zero
     a1 = side_adj_zero(); a2 = side_adj_zero();
     if (members(j, 0u) == j) {
-      var lm: array<f32, 6>;
-      var gl: array<f32, 6>;
-      for (var i = 0u; i < 6u; i++) { lm[i] = tape[t + i]; gl[i] = adj_lam[l + i]; }
-      let ga = group_adj(s1, s2, group_params(j), lm, h, g, gl);
+      let ga = group_adj(s1, s2, group_params(j), tape_lam6(t), h, g, adj_lam6(l));
       a1 = ga.s1; a2 = ga.s2;
       group_scatter(j, ga.prm);
-      for (var i = 0u; i < 6u; i++) { adj_lam[l + i] = ga.lam[i]; }
+      set_adj_lam6(l, ga.lam);
     }
   } else {   // the slide, planar and slide2 joints: the slide's frame and parameters
     let k = SlideParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
