@@ -145,10 +145,6 @@ def check_backward(model: Model) -> None:
                     if blk.pairs and (blk.type_a, blk.type_b) not in adj})
   if missing: why.append(f"contacts between {', '.join(missing)} (their pair functions' adjoints)")
   if model.nbody == 0: why.append("no bodies")
-  armed = armed_joints(model)
-  if grouped := [j for j in range(model.njoint) if model.jnt_group[j] and j in armed]:
-    why.append(f"joint '{model.jnt_name[grouped[0]]}', one of two or three hinges on one body (hinge2, hinge3) in a "
-               "tree with armature or springs (the armature stage's adjoint)")
   if why: raise Unsupported(f"{model.name}: the WGSL backward kernel does not differentiate {', '.join(why)} yet; "
                             "use the oracle backend for this scene's gradients")
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tinygrad import dtypes
-from tests.test_parity_grad import B, best_runs, check_parity, gradients, inputs, judge, kernel, oracle, spread_starts
+from tests.test_parity_grad import B, check_best_parity, check_parity, gradients, judge, kernel
 from tests.helpers import wgsl_checked  # noqa: F401 (autouse)
 
 HERE = Path(__file__).resolve().parent / "mjcf"
@@ -61,13 +61,7 @@ RUNS = 6   # the start and 5 moved by at most an ulp, at 10 steps
                                                       + ([pytest.mark.slow] if n in SLOW else [])) for n, k in CASES])
 def test_parity_grad_armature(name: str, steps: int):
   if steps == 1: return check_parity(name, steps, source(name))
-  src = source(name)
-  model, rg = kernel(name, src)
-  want = oracle(name, steps, dtypes.float64, src)
-  p0, ctrl, u = inputs(model, steps)
-  runs = [gradients(rg, model, steps, dtypes.float32, "WEBGPU", (p, ctrl, u)) for p in spread_starts(p0, RUNS)]
-  judge(f"{name} x{steps} (best of {RUNS})", model, best_runs(runs, want), want,
-        oracle(name, steps, dtypes.float32, src))
+  check_best_parity(name, steps, source(name), RUNS)
 
 
 def floor_inputs(scene: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -160,17 +160,13 @@ def test_verify_hinges_named_errors(edit, path, says):
   assert str(e.value).startswith(f"{path}: ") and says in str(e.value), str(e.value)
 
 
-def test_verify_hinges_servo_and_backward_named():
-  """A servo on a hinge of a group, and the WGSL backward kernel on a group in an armed tree (the armature stage's
-  adjoint does not take a group's hinges), refuse by name; the forward kernel carries both (tests/
-  test_parity_wgsl_hinges.py), and the backward the unarmed groups (tests/test_parity_grad_hinges.py)."""
+def test_verify_hinges_servo_named_and_backward_carries_groups():
+  """A servo on a hinge of a group refuses by name; the WGSL backward kernel takes a group, in a tree with armature and
+  springs too (tests/test_parity_grad_hinges.py checks both against the oracle)."""
   scene = _scene()
   scene["actuators"] = [dict(name="s", joint="hip_z", type="position", kp=10.0)]
   with pytest.raises(SceneError, match=r"^actuators\[0\]\.joint: .*'hip_z' is one of two or three hinges"):
     load_scene_dict(scene)
-  from kernels.layout import Unsupported
   from kernels.program import check_backward
   check_backward(engine.load_scene(HIP))
-  with pytest.raises(Unsupported, match="does not differentiate joint 'hip_x', one of two or three hinges on one body "
-                                        r"\(hinge2, hinge3\) in a tree with armature"):
-    check_backward(engine.load_scene(HIP.with_name("hip_armed.xml")))
+  check_backward(engine.load_scene(HIP.with_name("hip_armed.xml")))

@@ -19,9 +19,10 @@
 
 var<private> arm_gqd0: array<f32, NJOINT_ARR>;   // d loss / d arm_qd0, which armature_start_adj takes to the start
 
-// the gradients of a tree's frame, its floating part and its step, per joint of the tree
-struct ArmGrad { a: array<vec3<f32>, ARM_MAX>, p: array<vec3<f32>, ARM_MAX>, rw: array<vec3<f32>, ARM_MAX>,
-                 rv: array<vec3<f32>, ARM_MAX>, d: array<f32, ARM_MAX> }
+// the gradients of a tree's frame (axes a, rate rows n, anchors p), its floating part and its step, per joint of the
+// tree
+struct ArmGrad { a: array<vec3<f32>, ARM_MAX>, n: array<vec3<f32>, ARM_MAX>, p: array<vec3<f32>, ARM_MAX>,
+                 rw: array<vec3<f32>, ARM_MAX>, rv: array<vec3<f32>, ARM_MAX>, d: array<f32, ARM_MAX> }
 struct ArmPoses { x: array<vec3<f32>, NBODY_ARR>, q: array<Quat, NBODY_ARR> }
 struct TurnAdj { axis: vec3<f32>, angle: f32 }
 
@@ -221,7 +222,8 @@ fn armature_tree_adj(t: u32, h: f32) {
   var s = arm_solved(t, n, floats, h);
   var g: ArmGrad;
   for (var k = 0u; k < n; k++) {
-    g.a[k] = vec3<f32>(0.0); g.p[k] = vec3<f32>(0.0); g.rw[k] = vec3<f32>(0.0); g.rv[k] = vec3<f32>(0.0); g.d[k] = 0.0;
+    g.a[k] = vec3<f32>(0.0); g.n[k] = vec3<f32>(0.0); g.p[k] = vec3<f32>(0.0); g.rw[k] = vec3<f32>(0.0);
+    g.rv[k] = vec3<f32>(0.0); g.d[k] = 0.0;
   }
   arm_motion_adj(t, &s.f, &g, n, floats, s.lim.d[2]);
   var sa = arm_limits_adj(t, &s.m, n, s.lim, g.d);
@@ -241,20 +243,43 @@ fn armature_adj(h: f32) {
 }
 
 // armature_start in reverse, at the substep's start state: qdot0_j = (child's minus parent's velocity, linear for a
-// slide, angular for a hinge) . rotate(q_parent, axis_p)
+// slide, angular for a hinge) . n_j, the joint's rate row there (arm_axis)
 fn armature_start_adj() {
   for (var k = 0u; k < ARM_JSTART[NARMTREE]; k++) {
     let j = ARM_JOINTS[k];
     let g = arm_gqd0[j];
     let par = JNT_PARENT[j];
-    let chi = u32(JNT_CHILD[j]);
-    let qp = gather_side(par).q;
-    let a0 = rotate(qp, jv(OFF_JNT_AXIS_PARENT, j));
-    var rel = body_angvel(i32(chi)) - body_angvel(par);
-    if (JNT_TYPE[j] == SLIDE) { rel = body_vel(i32(chi)) - body_vel(par); }
-    arm_rel_adj(j, a0 * g, &adj_v, &adj_w);
-    let ro = rotate_adj(qp, jv(OFF_JNT_AXIS_PARENT, j), rel * g);
-    gather_side_adj(par, SideAdj(vec3<f32>(0.0), ro.q, 0.0, vec3<f32>(0.0)));
-    gjv(OFF_JNT_AXIS_PARENT, j, ro.v);
+    let chi = JNT_CHILD[j];
+    let s1 = gather_side(par);
+    let s2 = gather_side(chi);
+    var rel = body_angvel(chi) - body_angvel(par);
+    if (JNT_TYPE[j] == SLIDE) { rel = body_vel(chi) - body_vel(par); }
+    arm_rel_adj(j, arm_axis(j, s1, s2).n * g, &adj_v, &adj_w);
+    arm_axis_adj(j, s1, s2, vec3<f32>(0.0), rel * g);
   }
+}
+
+// arm_axis in reverse: the gradients ga of the joint's world axis a and gn of its rate row n to the sides' poses and
+// the axes (a group's hinge: through limit_rows and hinge_angles_of, kernels/adjoint/hinges.wgsl)
+fn arm_axis_adj(j: u32, s1: Side, s2: Side, ga: vec3<f32>, gn: vec3<f32>) {
+  if (GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3)) {
+    let i = JNT_GINDEX[j];
+    let k = group_params(members(j, 0u));
+    var gw = limit_rows_adj(hinge_angles_of(k, s1, s2), i, gn);
+    if (i == 0u) { gw.a += ga; } else if (i == 1u) { gw.b += ga; } else { gw.c += ga; }
+    hinge_angles_grad(j, s1, s2, k, vec3<f32>(0.0), gw);
+    return;
+  }
+  let ro = rotate_adj(s1.q, jv(OFF_JNT_AXIS_PARENT, j), ga + gn);   // a lone joint's n is its a
+  gather_side_adj(JNT_PARENT[j], side_adj_q(ro.q));
+  gjv(OFF_JNT_AXIS_PARENT, j, ro.v);
+}
+
+// hinge_angles_adj of group member j's group (kernels/adjoint/hinges.wgsl), from the gradients of its angles (gt) and
+// world axes (gw), with the sides' quaternions' gradients added to the bodies' and the axes' to the members' rows
+fn hinge_angles_grad(j: u32, s1: Side, s2: Side, k: GroupParams, gt: vec3<f32>, gw: Vec3Triple) {
+  let aa = hinge_angles_adj(k, s1, s2, gt, gw);
+  gather_side_adj(JNT_PARENT[j], side_adj_q(aa.q1));
+  gather_side_adj(JNT_CHILD[j], side_adj_q(aa.q2));
+  group_scatter(members(j, 0u), aa.k);
 }

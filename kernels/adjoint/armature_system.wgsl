@@ -67,13 +67,12 @@ fn arm_system_adj(t: u32, f: ptr<function, ArmFrame>, g: ptr<function, ArmGrad>,
     arm_gqd0[j] += arm * h * gr;
     (*sa).q[k] -= kh2 * gr;
     arm_tau_adj(j, h * h * gr);
-    // dq = (child's minus parent's DISP or TH) . n_k, and n_k = a_k: the backward kernel refuses a group's hinges
-    // (kernels/program.py check_backward), the one joint whose rate row is not its axis (arm_axis)
+    // dq = (child's minus parent's DISP or TH) . n_k (arm_dq)
     let gdq = -(arm + c * h) * gr;
     var acc = body_rot(JNT_CHILD[j]) - body_rot(JNT_PARENT[j]);
     if (JNT_TYPE[j] == SLIDE) { acc = body_disp(JNT_CHILD[j]) - body_disp(JNT_PARENT[j]); }
-    (*g).a[k] += acc * gdq;
-    arm_rel_adj(j, (*f).a[k] * gdq, &adj_d, &adj_th);
+    (*g).n[k] += acc * gdq;
+    arm_rel_adj(j, (*f).n[k] * gdq, &adj_d, &adj_th);
   }
   for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
     let b = ARM_BODIES[i];
@@ -111,13 +110,19 @@ fn arm_system_adj(t: u32, f: ptr<function, ArmFrame>, g: ptr<function, ArmGrad>,
   }
 }
 
-// the joints' coordinates (arm_coord: hinge_angle, slide_frame's x) from their gradients
+// the joints' coordinates (arm_coord: hinge_angle, a group's hinge_angles, slide_frame's x) from their gradients
 fn arm_coord_adj(j: u32, gq: f32) {
   let par = JNT_PARENT[j];
   let chi = JNT_CHILD[j];
   let s1 = gather_side(par);
   let s2 = gather_side(chi);
   let zero = vec3<f32>(0.0);
+  if (GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3)) {
+    var gt = zero;
+    gt[JNT_GINDEX[j]] = gq;
+    hinge_angles_grad(j, s1, s2, group_params(members(j, 0u)), gt, Vec3Triple(zero, zero, zero));
+    return;
+  }
   if (JNT_TYPE[j] == SLIDE) {
     let k = SlideParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
                         Quat(1.0, zero), 0.0, 0.0, 0.0, 0.0);
@@ -243,15 +248,15 @@ fn arm_float_adj(t: u32, f: ptr<function, ArmFrame>, g: ptr<function, ArmGrad>, 
   }
 }
 
-// arm_frame in reverse: a_k = rotate(q_par, axis_p), p_k = x_par + rotate(q_par, anchor_p)
+// arm_frame in reverse: (a_k, n_k) = arm_axis (a lone joint's both rotate(q_par, axis_p)), p_k = x_par +
+// rotate(q_par, anchor_p)
 fn arm_frame_adj(t: u32, g: ptr<function, ArmGrad>, n: u32) {
   for (var k = 0u; k < n; k++) {
     let j = ARM_JOINTS[ARM_JSTART[t] + k];
     let par = gather_side(JNT_PARENT[j]);
-    let ra = rotate_adj(par.q, jv(OFF_JNT_AXIS_PARENT, j), (*g).a[k]);
+    arm_axis_adj(j, par, gather_side(JNT_CHILD[j]), (*g).a[k], (*g).n[k]);
     let rp = rotate_adj(par.q, jv(OFF_JNT_ANCHOR_PARENT, j), (*g).p[k]);
-    gather_side_adj(JNT_PARENT[j], SideAdj((*g).p[k], qadd(ra.q, rp.q), 0.0, vec3<f32>(0.0)));
-    gjv(OFF_JNT_AXIS_PARENT, j, ra.v);
+    gather_side_adj(JNT_PARENT[j], SideAdj((*g).p[k], rp.q, 0.0, vec3<f32>(0.0)));
     gjv(OFF_JNT_ANCHOR_PARENT, j, rp.v);
   }
 }
