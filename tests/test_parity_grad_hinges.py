@@ -67,7 +67,7 @@ def without(path: Path, *names: str) -> str:
   return xml
 
 
-RUNS = 6   # the armed cases' starts: the first and 5 moved by at most an ulp
+RUNS = 6   # the armed cases' and the humanoid's starts: the first and 5 moved by at most an ulp
 CASES = [("hip", 1), ("hip", 10), ("hip_limits", 1), ("armed_thigh", 1), ("armed_thigh", 10), ("armed_arm", 1),
          ("armed_arm", 10)]
 
@@ -86,17 +86,13 @@ HUMANOID_EPS = 1e-6   # float64 central differences: at 1e-5 and 1e-6 they agree
 
 
 def humanoid(device: str = "WEBGPU", dtype=None):
-  """Gymnasium's humanoid.xml as a Model (its conversion's warnings silenced)."""
-  import os
-  import warnings
+  """Gymnasium's humanoid.xml as a Model (scene_from: its conversion's warnings silenced)."""
   gym = pytest.importorskip("gymnasium")
   import engine
-  from engine.mjcf import MJCFWarning
   from tinygrad import dtypes
-  path = os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets", "humanoid.xml")
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore", MJCFWarning)
-    return engine.load_scene(path, dtype=dtype or dtypes.float32, device=device)
+  from tests.test_parity_wgsl_armature import scene_from
+  scene = scene_from(Path(gym.__file__).parent / "envs" / "mujoco" / "assets" / "humanoid.xml")
+  return engine.load_scene(scene, dtype=dtype or dtypes.float32, device=device)
 
 
 def humanoid_case() -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
@@ -138,10 +134,10 @@ def test_grad_humanoid_against_float64_differences():
   from tests.test_parity_grad import FLOOR_FACTOR, TOL, spread_starts
   p0, u, ds, want = humanoid_case()
   model = humanoid()
-  starts = spread_starts(p0.astype(np.float32), 6)
+  starts = spread_starts(p0.astype(np.float32), RUNS)
   two = lambda a: Tensor(np.concatenate(a).astype(np.float32), device="WEBGPU")   # noqa: E731
   runs = np.concatenate([wgsl_backward.step_vjp(model, two(starts[i:i + 2]), None, two([u, u]))[0].numpy()
-                         for i in range(0, 6, 2)]).astype(np.float64)
+                         for i in range(0, RUNS, 2)]).astype(np.float64)
   got = np.array([[(r * d[0]).sum() for d in ds] for r in runs])   # (start, direction)
   assert np.isfinite(got).all()
   err = np.abs(got[0] - want) / np.abs(want)

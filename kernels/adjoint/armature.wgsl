@@ -254,25 +254,31 @@ fn armature_start_adj() {
     let s2 = gather_side(chi);
     var rel = body_angvel(chi) - body_angvel(par);
     if (JNT_TYPE[j] == SLIDE) { rel = body_vel(chi) - body_vel(par); }
-    arm_rel_adj(j, arm_axis(j, s1, s2).n * g, &adj_v, &adj_w);
-    arm_axis_adj(j, s1, s2, vec3<f32>(0.0), rel * g);
+    let ax = arm_axis_adj(j, s1, s2, vec3<f32>(0.0), rel * g);
+    arm_rel_adj(j, ax.n * g, &adj_v, &adj_w);
   }
 }
 
 // arm_axis in reverse: the gradients ga of the joint's world axis a and gn of its rate row n to the sides' poses and
-// the axes (a group's hinge: through limit_rows and hinge_angles_of, kernels/adjoint/hinges.wgsl)
-fn arm_axis_adj(j: u32, s1: Side, s2: Side, ga: vec3<f32>, gn: vec3<f32>) {
+// the axes (a group's hinge: through limit_rows and hinge_angles_of, kernels/adjoint/hinges.wgsl). Returns the
+// forward's (a, n), which it recomputes (armature_start_adj reads n)
+fn arm_axis_adj(j: u32, s1: Side, s2: Side, ga: vec3<f32>, gn: vec3<f32>) -> ArmAxis {
+  let axis = jv(OFF_JNT_AXIS_PARENT, j);
   if (GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3)) {
     let i = JNT_GINDEX[j];
     let k = group_params(members(j, 0u));
-    var gw = limit_rows_adj(hinge_angles_of(k, s1, s2), i, gn);
+    let g = hinge_angles_of(k, s1, s2);
+    var gw = limit_rows_adj(g, i, gn);
     if (i == 0u) { gw.a += ga; } else if (i == 1u) { gw.b += ga; } else { gw.c += ga; }
     hinge_angles_grad(j, s1, s2, k, vec3<f32>(0.0), gw);
-    return;
+    var w = array<vec3<f32>, 3>(g.w1, g.w2, g.w3);
+    return ArmAxis(w[i], limit_rows(g)[i]);
   }
-  let ro = rotate_adj(s1.q, jv(OFF_JNT_AXIS_PARENT, j), ga + gn);   // a lone joint's n is its a
+  let ro = rotate_adj(s1.q, axis, ga + gn);   // a lone joint's n is its a
   gather_side_adj(JNT_PARENT[j], side_adj_q(ro.q));
   gjv(OFF_JNT_AXIS_PARENT, j, ro.v);
+  let a = rotate(s1.q, axis);
+  return ArmAxis(a, a);
 }
 
 // hinge_angles_adj of group member j's group (kernels/adjoint/hinges.wgsl), from the gradients of its angles (gt) and

@@ -254,7 +254,7 @@ fn arm_frame_adj(t: u32, g: ptr<function, ArmGrad>, n: u32) {
   for (var k = 0u; k < n; k++) {
     let j = ARM_JOINTS[ARM_JSTART[t] + k];
     let par = gather_side(JNT_PARENT[j]);
-    arm_axis_adj(j, par, gather_side(JNT_CHILD[j]), (*g).a[k], (*g).n[k]);
+    _ = arm_axis_adj(j, par, gather_side(JNT_CHILD[j]), (*g).a[k], (*g).n[k]);
     let rp = rotate_adj(par.q, jv(OFF_JNT_ANCHOR_PARENT, j), (*g).p[k]);
     gather_side_adj(JNT_PARENT[j], SideAdj((*g).p[k], rp.q, 0.0, vec3<f32>(0.0)));
     gjv(OFF_JNT_ANCHOR_PARENT, j, rp.v);
