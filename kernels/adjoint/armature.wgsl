@@ -2,8 +2,8 @@
 // in reverse. armature_tree_adj recomputes the tree's forward from the stage's input (restored from the tape:
 // tape_armature) and then reverses its operations from the last:
 //   arm_motion_adj    the normalisation, the floating tree's rigid motion, then the turns (the forward applied them
-//                     leaves first, n - 1 .. 0; each turn's input poses are replayed by arm_replay), and TH's first-order
-//                     rotation sum_k d_k om_k;
+//                     leaves first, n - 1 .. 0; each turn's input poses come from undoing it: arm_unturn), and TH's
+//                     first-order rotation sum_k d_k om_k;
 //   arm_limits_adj    the active-set solves: d_{s+1} = Kh_s^-1 r_s(K, rhs, held_s(d_s)), d_0 = K^-1 rhs. Every system is
 //                     symmetric, so lambda = Kh^-1 g is its adjoint solve, g_Kh = -lambda d^T and g_r = lambda; the
 //                     pins are constants (oracle/armature.py _limited detaches them);
@@ -62,54 +62,58 @@ fn arm_moved_adj(r: Quat, v: vec3<f32>, g: vec3<f32>) -> QuatAdj {
   return QuatAdj(ro.q, ro.v - g);
 }
 
-// the tree's poses as arm_motion leaves them after its turns n - 1 .. stop (stop = n: none), and after the floating
-// tree's rigid motion too where `whole` (before the normalisation)
-fn arm_replay(t: u32, f: ptr<function, ArmFrame>, n: u32, d: array<f32, ARM_MAX>, stop: u32, whole: bool) -> ArmPoses {
+// the tree's poses as arm_motion leaves them after all its turns n - 1 .. 0, before the floating tree's rigid motion
+fn arm_turned(t: u32, f: ptr<function, ArmFrame>, n: u32, d: array<f32, ARM_MAX>) -> ArmPoses {
   var out: ArmPoses;
   for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) { let b = ARM_BODIES[i]; out.x[b] = bx[b]; out.q[b] = bq[b]; }
-  for (var k = n; k > stop; k--) {
-    let kk = k - 1u;
-    let r = arm_turn((*f).a[kk] * (1.0 - (*f).sl[kk]), d[kk]);
-    let shift = (*f).a[kk] * (*f).sl[kk] * d[kk];
+  for (var kk = 0u; kk < n; kk++) {
+    let k = n - 1u - kk;
+    let r = arm_turn((*f).a[k] * (1.0 - (*f).sl[k]), d[k]);
+    let shift = (*f).a[k] * (*f).sl[k] * d[k];
     for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
       let b = ARM_BODIES[i];
-      if (((ARM_SUB[b] >> kk) & 1u) == 0u) { continue; }
-      out.x[b] = out.x[b] + arm_moved(r, out.x[b] - (*f).p[kk]) + shift;
-      out.q[b] = qmul(r, out.q[b]);
-    }
-  }
-  if (whole && ARM_FLOATS[t] == 1u) {
-    let fl = arm_float_motion(f, n, d);
-    let r = arm_turn(fl.w, 1.0);
-    for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
-      let b = ARM_BODIES[i];
-      out.x[b] = out.x[b] + arm_moved(r, out.x[b]) + fl.v;
+      if (((ARM_SUB[b] >> k) & 1u) == 0u) { continue; }
+      out.x[b] = out.x[b] + arm_moved(r, out.x[b] - (*f).p[k]) + shift;
       out.q[b] = qmul(r, out.q[b]);
     }
   }
   return out;
 }
 
+// turn k undone in place: the poses before it from those after (x' = p + R (x - p) + shift, q' = r q), so that the
+// adjoint walks the turns back in O(n) rather than replaying each turn's input from the start (O(n^2) turns; the
+// humanoid's tree has 17 joints). Exact up to rounding, which is all that separates the undone poses from the
+// forward's: the gradients are evaluated a few ulp away, far inside the parity tests' tolerances
+fn arm_unturn(t: u32, f: ptr<function, ArmFrame>, k: u32, r: Quat, shift: vec3<f32>, poses: ptr<function, ArmPoses>) {
+  let ri = conj(r);
+  for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
+    let b = ARM_BODIES[i];
+    if (((ARM_SUB[b] >> k) & 1u) == 0u) { continue; }
+    (*poses).x[b] = (*f).p[k] + rotate(ri, (*poses).x[b] - (*f).p[k] - shift);
+    (*poses).q[b] = qmul(ri, (*poses).q[b]);
+  }
+}
+
 // arm_motion in reverse: the bodies' gradients (adj_x, adj_q, adj_d, adj_th) from the motion's output to its input,
 // and the gradients of d and of the frame into g
 fn arm_motion_adj(t: u32, f: ptr<function, ArmFrame>, g: ptr<function, ArmGrad>, n: u32, floats: bool,
                   d: array<f32, ARM_MAX>) {
-  let fin = arm_replay(t, f, n, d, 0u, true);
+  var pre = arm_turned(t, f, n, d);   // the input of the floating motion, then of each turn as it is undone
+  var fl = Twist(vec3<f32>(0.0), vec3<f32>(0.0));
+  if (floats) { fl = arm_float_motion(f, n, d); }
+  let rf = arm_turn(fl.w, 1.0);   // the identity where the tree is rooted
   for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
     let b = ARM_BODIES[i];
-    adj_q[b] = normalize_q_adj(fin.q[b], adj_q[b]);
+    adj_q[b] = normalize_q_adj(qmul(rf, pre.q[b]), adj_q[b]);
   }
   if (floats) {   // step = arm_moved(r, x) + V, q' = r q, r = arm_turn(W, 1); W, V = sum_k d_k (rw_k, rv_k)
-    let pre = arm_replay(t, f, n, d, 0u, false);
-    let fl = arm_float_motion(f, n, d);
-    let r = arm_turn(fl.w, 1.0);
     var gr = Quat(0.0, vec3<f32>(0.0));
     var gv = vec3<f32>(0.0);
     for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
       let b = ARM_BODIES[i];
       let gstep = adj_x[b] + adj_d[b];
-      let mo = arm_moved_adj(r, pre.x[b], gstep);
-      let qm = qmul_adj(r, pre.q[b], adj_q[b]);
+      let mo = arm_moved_adj(rf, pre.x[b], gstep);
+      let qm = qmul_adj(rf, pre.q[b], adj_q[b]);
       gr = qadd(gr, qadd(mo.q, qm.a));
       adj_x[b] += mo.v;
       adj_q[b] = qm.b;
@@ -123,10 +127,11 @@ fn arm_motion_adj(t: u32, f: ptr<function, ArmFrame>, g: ptr<function, ArmGrad>,
     }
   }
   for (var k = 0u; k < n; k++) {   // the forward's last turn first
-    let pre = arm_replay(t, f, n, d, k + 1u, false);
     let a = (*f).a[k];
     let sl = (*f).sl[k];
     let r = arm_turn(a * (1.0 - sl), d[k]);
+    let shift = a * sl * d[k];
+    arm_unturn(t, f, k, r, shift, &pre);
     var gr = Quat(0.0, vec3<f32>(0.0));
     var gshift = vec3<f32>(0.0);
     for (var i = ARM_BSTART[t]; i < ARM_BSTART[t + 1u]; i++) {
