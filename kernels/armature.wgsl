@@ -34,7 +34,7 @@ fn armature_start() {
 struct ArmAxis { a: vec3<f32>, n: vec3<f32> }
 fn arm_axis(j: u32, s1: Side, s2: Side) -> ArmAxis {
   let a = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-  if (JNT_TYPE[j] != HINGE2 && JNT_TYPE[j] != HINGE3) { return ArmAxis(a, a); }
+  if (!grouped(j)) { return ArmAxis(a, a); }
   let g = hinge_angles(members(j, 0u), s1, s2);
   var w = array<vec3<f32>, 3>(g.w1, g.w2, g.w3);
   return ArmAxis(w[JNT_GINDEX[j]], limit_rows(g)[JNT_GINDEX[j]]);

@@ -112,7 +112,7 @@ fn arm_coord(j: u32) -> f32 {
   let s1 = gather_side(JNT_PARENT[j]);
   let s2 = gather_side(JNT_CHILD[j]);
   if (JNT_TYPE[j] == SLIDE) { return slide_frame(j, s1, s2).x; }
-  if (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3) { return hinge_angles(members(j, 0u), s1, s2).t[JNT_GINDEX[j]]; }
+  if (grouped(j)) { return hinge_angles(members(j, 0u), s1, s2).t[JNT_GINDEX[j]]; }
   return hinge_angle(j, s1, s2).x;
 }
 

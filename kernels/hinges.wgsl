@@ -4,6 +4,8 @@
 // hinge (a pair repeats its second; a joint outside a group lists itself).
 
 fn members(j: u32, k: u32) -> u32 { return JNT_GROUP[3u * j + k]; }
+// whether joint j is a hinge of a group (GROUPS: whether the scene has one, so that the test folds away without)
+fn grouped(j: u32) -> bool { return GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3); }
 
 // v turned by angle about the unit k (Rodrigues): the oracle's turn (kernels/xpbd.wgsl has a turn of its own)
 fn turn_by(k: vec3<f32>, v: vec3<f32>, angle: f32) -> vec3<f32> {

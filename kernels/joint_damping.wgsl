@@ -50,7 +50,7 @@ fn joint_damping(h: f32) {
     if (t == DISTANCE || t == PLANAR || t == SLIDE2) { jc[j] = zero_corr(); continue; }
     let s1 = split_side(JNT_PARENT[j]);
     let s2 = split_side(JNT_CHILD[j]);
-    if (GROUPS && (t == HINGE2 || t == HINGE3)) {
+    if (grouped(j)) {
       let p = grouped_damping(j, s1, s2, h);
       jc[j] = Correction(vec3<f32>(0.0), world_inv_inertia(s1, p), vec3<f32>(0.0), -world_inv_inertia(s2, p));
       continue;

@@ -18,7 +18,7 @@ fn motor_loads() {
       let s1 = gather_side(JNT_PARENT[j]);
       let s2 = gather_side(JNT_CHILD[j]);
       var axis = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
-      if (GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3)) {   // a hinge of a group: along n_i alone
+      if (grouped(j)) {   // a hinge of a group: along n_i alone
         axis = limit_rows(hinge_angles(members(j, 0u), s1, s2))[JNT_GINDEX[j]];
       }
       let load = axis * (act_ctrl(i32(a)) * p1(OFF_ACT_GEAR + a));

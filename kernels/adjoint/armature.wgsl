@@ -269,7 +269,7 @@ fn armature_start_adj() {
 // forward's (a, n), which it recomputes (armature_start_adj reads n)
 fn arm_axis_adj(j: u32, s1: Side, s2: Side, ga: vec3<f32>, gn: vec3<f32>) -> ArmAxis {
   let axis = jv(OFF_JNT_AXIS_PARENT, j);
-  if (GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3)) {
+  if (grouped(j)) {
     let i = JNT_GINDEX[j];
     let k = group_params(members(j, 0u));
     let g = hinge_angles_of(k, s1, s2);

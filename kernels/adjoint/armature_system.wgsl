@@ -117,7 +117,7 @@ fn arm_coord_adj(j: u32, gq: f32) {
   let s1 = gather_side(par);
   let s2 = gather_side(chi);
   let zero = vec3<f32>(0.0);
-  if (GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3)) {
+  if (grouped(j)) {
     var gt = zero;
     gt[JNT_GINDEX[j]] = gq;
     hinge_angles_grad(j, s1, s2, group_params(members(j, 0u)), gt, Vec3Triple(zero, zero, zero));

@@ -16,7 +16,7 @@ fn joint_damping_adj(h: f32) {
     let chi = JNT_CHILD[j];
     let s1 = split_side(par);
     let s2 = split_side(chi);
-    if (GROUPS && (t == HINGE2 || t == HINGE3)) { grouped_damping_adj(j, s1, s2, h); continue; }
+    if (grouped(j)) { grouped_damping_adj(j, s1, s2, h); continue; }
     let d = damping_impulse(j, s1, s2, h);   // the forward's, replayed
     let nd = d.nd;
     let impulse = d.impulse;

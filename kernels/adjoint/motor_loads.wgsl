@@ -18,10 +18,10 @@ fn motor_loads_adj() {
     let s1 = gather_side(p);
     let s2 = gather_side(c);
     // a hinge of a group: along its limit row n_i (kernels/motor_loads.wgsl)
-    let grouped = GROUPS && (JNT_TYPE[j] == HINGE2 || JNT_TYPE[j] == HINGE3);
+    let in_group = grouped(j);
     var axis = rotate(s1.q, jv(OFF_JNT_AXIS_PARENT, j));
     var ga = HingeAngles(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
-    if (grouped) { ga = hinge_angles(members(j, 0u), s1, s2); axis = limit_rows(ga)[JNT_GINDEX[j]]; }
+    if (in_group) { ga = hinge_angles(members(j, 0u), s1, s2); axis = limit_rows(ga)[JNT_GINDEX[j]]; }
     let u = act_ctrl(i32(a));
     let gear = p1(OFF_ACT_GEAR + a);
     let sl = select(0.0, 1.0, JNT_TYPE[j] == SLIDE);
@@ -32,7 +32,7 @@ fn motor_loads_adj() {
     let gk = dot(gload, axis);
     var q1 = Quat(0.0, vec3<f32>(0.0));
     var q2 = q1;
-    if (grouped) {
+    if (in_group) {
       let lead = members(j, 0u);
       let aa = group_row_adj(group_params(lead), s1, s2, ga, JNT_GINDEX[j], gload * (u * gear), vec3<f32>(0.0));
       group_scatter(lead, aa.k);

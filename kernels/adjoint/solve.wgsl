@@ -105,7 +105,7 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
     gjv(OFF_JNT_ANCHOR_PARENT, j, da.anchor_p); gjv(OFF_JNT_ANCHOR_CHILD, j, da.anchor_c);
     gp1(OFF_JNT_LENGTH + j, da.length); gp1(comp, da.compliance);
     adj_lam[l] = da.lam;
-  } else if (GROUPS && (ty == HINGE2 || ty == HINGE3)) {   // the group's rows on its first hinge, the others' zero
+  } else if (grouped(j)) {   // the group's rows on its first hinge, the others' zero
     a1 = side_adj_zero(); a2 = side_adj_zero();
     if (members(j, 0u) == j) {
       let ga = group_adj(s1, s2, group_params(j), tape_lam6(t), h, g, adj_lam6(l));
