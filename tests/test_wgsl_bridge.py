@@ -64,6 +64,7 @@ ONLY_KERNEL = {
                                 "a part of positional, angular, angular_align, angular_lock, neg_solve3 or point that "
                                 "their adjoints replay (kernels/adjoint/); the oracle's autograd needs no such split")},
   "hinges.wgsl": {"turn_by": "the oracle's turn (ONLY_ORACLE)",
+                  "grouped": "the oracle's `model.jnt_type[j] in GROUPED` (a static tuple), one fn for the stages",
                   **dict.fromkeys(("group_params", "members_p1", "hinge_angles_of", "triple_t2", "limit_row",
                                    "group_row"),
                                   "group's parts from parameter values, which its adjoints replay (kernels/adjoint/"
