@@ -86,8 +86,8 @@ def timed(*fns) -> list[float]:
 def scene_path(name: str) -> Path:
   """scenes/<name>.json, or for gym:<name> Gymnasium's own MuJoCo asset <name>.xml (needs gymnasium and mujoco)."""
   if not name.startswith("gym:"): return ROOT / "scenes" / f"{name}.json"
-  import gymnasium
-  return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{name[4:]}.xml"
+  from engine.mjcf import gym_asset
+  return gym_asset(name[4:])
 
 
 def run(name: str, batch: int, steps: int, quick: bool = False) -> dict:

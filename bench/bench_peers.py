@@ -61,8 +61,8 @@ def gym_xml(scene: str) -> Path:
   """Gymnasium's own asset behind gym_NAME (MJCF: ant.xml, armature 1 on its eight hinges; half_cheetah.xml, a planar
   root and six armed, sprung hinges): MuJoCo runs it as is, this engine its conversion (engine/mjcf.py: 96 substeps a
   0.01 s step, the armature stage)."""
-  import gymnasium
-  return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{scene.removeprefix('gym_')}.xml"
+  from engine.mjcf import gym_asset
+  return gym_asset(scene.removeprefix("gym_"))
 
 
 def scene_spec(scene: str) -> dict:

@@ -98,8 +98,8 @@ FLOATING = """<mujoco model="floating_arm">
 
 def reacher_arm() -> str:
   """Gymnasium's reacher.xml without its target (two slides on one body, which the engine cannot convert)."""
-  import gymnasium
-  xml = (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "reacher.xml").read_text()
+  from engine.mjcf import gym_asset
+  xml = gym_asset("reacher").read_text()
   return re.sub(r'<body name="target".*?</body>', "", xml, flags=re.S)
 
 
@@ -107,8 +107,8 @@ def ant_free() -> str:
   """Gymnasium's ant.xml in free fall: no floor, contacts off, its joints' limits off (its ankles start outside their
   ranges, which MuJoCo's soft limits and this engine's hard ones resolve differently): a floating tree of eight armed
   hinges (armature 1 on legs of 1e-4 to 3e-3 kg m^2)."""
-  import gymnasium
-  xml = (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml").read_text()
+  from engine.mjcf import gym_asset
+  xml = gym_asset("ant").read_text()
   xml = re.sub(r'<geom conaffinity="1"[^>]*name="floor"[^>]*/>', "", xml)
   xml = xml.replace('<option integrator="RK4" timestep="0.01"/>',
                     '<option integrator="RK4" timestep="0.01"><flag contact="disable"/></option>')

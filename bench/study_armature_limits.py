@@ -52,13 +52,12 @@ def pendulum(limited: bool) -> float:
 
 
 def ant(kick: float) -> None:
-  import gymnasium
   import mujoco
-  from engine.mjcf import bodies_from_mujoco
+  from engine.mjcf import bodies_from_mujoco, gym_asset
   from engine.npquat import quat_conj, quat_mul
   from engine.parity import simulator
   from tests.test_verify_mjcf import FINE, _angle, _state, converted
-  src = (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml").read_text()
+  src = gym_asset("ant").read_text()
   path = Path("/tmp/ant_nofloor.xml")
   path.write_text(re.sub(r'<geom[^>]*name="floor"[^>]*/>', "", src))
   scene, m, d, d0 = converted(path)
@@ -89,14 +88,13 @@ def ant(kick: float) -> None:
 def drop() -> None:
   """Gymnasium's ant.xml with its floor, from its reference pose at rest (this engine: ankles at their nearest bound,
   Simulator.reset), 2 s: torso height, joint angles and the fastest body, beside MuJoCo's from its qpos0."""
-  import gymnasium
   import mujoco
-  from engine.mjcf import MJCFWarning, from_mjcf
+  from engine.mjcf import MJCFWarning, from_mjcf, gym_asset
   from engine.parity import simulator
   from engine.scene import load_scene_dict
   from oracle.joints import joint_coords
   from oracle.packed import pack_state
-  path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
+  path = gym_asset("ant")
   with warnings.catch_warnings():
     warnings.simplefilter("ignore", MJCFWarning)
     scene = load_scene_dict(from_mjcf(path))

@@ -27,8 +27,8 @@ OUT = ROOT / "bench" / "results_armature_substeps.json"
 
 
 def gym(name: str) -> str:
-  import gymnasium
-  return (Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{name}.xml").read_text()
+  from engine.mjcf import gym_asset
+  return gym_asset(name).read_text()
 
 
 def models() -> dict:

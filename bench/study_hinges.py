@@ -93,9 +93,9 @@ def hooke_residual(axes: np.ndarray, e: np.ndarray) -> float:
 
 def humanoid():
   """Gymnasium's humanoid.xml, compiled by MuJoCo, and its bodies on two or more hinges: (body, [joint ids])."""
-  import gymnasium
   import mujoco
-  path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "humanoid.xml"
+  from engine.mjcf import gym_asset
+  path = gym_asset("humanoid")
   m = mujoco.MjModel.from_xml_path(str(path))
   multi = []
   for b in range(m.nbody):

@@ -79,6 +79,16 @@ def _mujoco():
   return mujoco
 
 
+def gym_asset(name: str) -> Path:
+  """Gymnasium's own MuJoCo model `name`.xml (gymnasium/envs/mujoco/assets: ant, half_cheetah, humanoid, reacher, ...),
+  which the tasks, tests and benchmarks convert."""
+  try:
+    import gymnasium
+  except ImportError:
+    raise ImportError(f"Gymnasium's {name}.xml needs gymnasium: pip install 'tinyxpbd[gym,mjcf]'") from None
+  return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{name}.xml"
+
+
 def compile_mjcf(path):
   """(mujoco.MjModel, mujoco.MjData at qpos0 with its kinematics), or a SceneError carrying MuJoCo's message."""
   mujoco = _mujoco()

@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 import numpy as np
 import pytest
+from engine.mjcf import gym_asset
 from engine.parity import BATCH, compare_cases
 from tests.golden import ARMED
 from tests.helpers import cached_simulator, golden_reference, wgsl_checked  # noqa: F401 (autouse)
@@ -80,8 +81,7 @@ def ant_on_floor(scene: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ant_scene() -> dict:
-  import gymnasium
-  return scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml")
+  return scene_from(gym_asset("ant"))
 
 
 # runs from rounding-level perturbations of the start, per backend (check_spread)

@@ -15,6 +15,7 @@ tests/test_parity_grad_armature.py."""
 from __future__ import annotations
 from pathlib import Path
 import pytest
+from engine.mjcf import gym_asset
 from tests.test_parity_wgsl_armature import ant_on_floor, check_cases, check_spread, scene_from
 from tests.helpers import wgsl_checked  # noqa: F401 (autouse)
 
@@ -42,8 +43,7 @@ def test_parity_planar_arm():
 # presumably a static/dynamic decision near its threshold. One run of each (the old check) compared two draws of this.
 @pytest.mark.xdist_group("planar_half_cheetah")
 def test_parity_planar_half_cheetah_on_its_floor():
-  import gymnasium
-  scene = scene_from(Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "half_cheetah.xml")
+  scene = scene_from(gym_asset("half_cheetah"))
   check_spread(scene, ant_on_floor(scene))
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 import engine
-from engine.mjcf import MJCFWarning, bodies_from_mujoco, compile_mjcf, from_mjcf
+from engine.mjcf import MJCFWarning, bodies_from_mujoco, compile_mjcf, from_mjcf, gym_asset
 from engine.mjcf_contacts import DEPENETRATION
 from engine.npquat import quat_conj, quat_mul, quat_to_mat
 from engine.scene import SceneError, build_model, load_scene, load_scene_dict
@@ -28,7 +28,7 @@ from tests.helpers import cached_simulator
 mujoco = pytest.importorskip("mujoco")
 gymnasium = pytest.importorskip("gymnasium")
 HERE = Path(__file__).resolve().parent / "mjcf"
-ASSETS = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
+ASSETS = gym_asset("ant").parent
 TRAJECTORIES = [HERE / "pendulum.xml", HERE / "double_pendulum.xml", HERE / "ball_chain.xml",
                 ASSETS / "inverted_pendulum.xml", ASSETS / "inverted_double_pendulum.xml", HERE / "planar_arm.xml",
                 HERE / "planar_armed.xml", HERE / "spring_arm.xml", ASSETS / "reacher.xml", HERE / "slide2_arm.xml",

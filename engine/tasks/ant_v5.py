@@ -43,11 +43,8 @@ CTRL_COST = 0.5          # Ant-v5's ctrl_cost_weight
 
 
 def ant_xml() -> Path:
-  try:
-    import gymnasium
-  except ImportError:
-    raise ImportError("the ant_v5 task reads Gymnasium's ant.xml: pip install 'tinyxpbd[gym,mjcf]'") from None
-  return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
+  from engine.mjcf import gym_asset
+  return gym_asset("ant")
 
 
 class AntV5(Task):
