@@ -96,11 +96,14 @@ def oracle_constants() -> list[str]:
   return out
 
 
-def collide_header() -> str:
+def collide_header(model: Model | None = None) -> str:
   """The generated part every program with the pair functions needs (kernels/collide.wgsl): the oracle's constants,
   MAX_SLOTS (the most contact slots a pair function fills) and pair_contacts, which runs pair kind k, the k-th
-  entry of oracle/collide NARROWPHASE (its registration order; contact_tables numbers the pairs' kinds the same)."""
-  cases = "\n".join(f"    case {k}u: {{ {fn.__name__}(a, b); }}" for k, (fn, _) in enumerate(NARROWPHASE.values()))
+  entry of oracle/collide NARROWPHASE (its registration order; contact_tables numbers the pairs' kinds the same).
+  Given a model, only the kinds its plan has get a case (used_pairs), so the others' functions are dead code."""
+  used = NARROWPHASE.keys() if model is None else used_pairs(model)
+  cases = "\n".join(f"    case {k}u: {{ {fn.__name__}(a, b); }}" for k, (key, (fn, _)) in enumerate(NARROWPHASE.items())
+                    if key in used)
   return "\n".join([*oracle_constants(), f"const MAX_SLOTS = {max(k for _, k in NARROWPHASE.values())}u;",
                     "fn pair_contacts(kind: u32, a: Geom, b: Geom) {", "  switch kind {", cases,
                     "    default: {}", "  }", "}"]) + "\n"
@@ -123,13 +126,18 @@ def pair_adjoints() -> dict[tuple[str, str], str]:
   return {k: fn.__name__ for k, (fn, _) in NARROWPHASE.items() if re.search(rf"\bfn {fn.__name__}_adj\(", text)}
 
 
+def used_pairs(model: Model) -> set[tuple[str, str]]:
+  """The pair kinds (type_a, type_b) the scene's contact plan can hand the narrowphase."""
+  return {(blk.type_a, blk.type_b) for blk in contacts.plan_blocks(model) if blk.pairs}
+
+
 def pair_contacts_adj(model: Model) -> str:
   """The dispatch over pair kinds for the narrowphase's adjoint, as collide_header's pair_contacts, with a case for
   each kind the scene's plan has (the others' adjoints, box_box_adj above all, are then dead code the compiler
   drops: lavapipe's compile of stack10's backward took minutes with them all). A kind without an adjoint returns
   zero gradients; check_backward keeps such scenes out."""
   adj = pair_adjoints()
-  used = {(blk.type_a, blk.type_b) for blk in contacts.plan_blocks(model) if blk.pairs}
+  used = used_pairs(model)
   cases = "\n".join(f"    case {k}u: {{ return {fn.__name__}_adj(a, b); }}" for k, (key, (fn, _))
                     in enumerate(NARROWPHASE.items()) if key in adj and key in used)
   return "\n".join(["fn pair_contacts_adj(kind: u32, a: Geom, b: Geom) -> GeomPairAdj {", "  switch kind {", cases,
@@ -206,6 +214,9 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             # two or three hinges on one body anywhere: a constant false makes their branches dead code, which the
             # shader compiler drops (the backward's adjoints of the groups are long)
             f"const GROUPS: bool = {str(any(model.jnt_group)).lower()};",
+            # which joint types the scene has: the solve's branches for the others are dead code the compiler drops
+            # (the chain's backward compiled in 18 s rather than 28, cold, 2026-11-29)
+            *(f"const HAS_{n.upper()}: bool = {str(n in model.jnt_type).lower()};" for n in JOINT_TYPES),
             _table("JNT_TYPE", "u32", [JOINT_TYPES.index(t) for t in model.jnt_type]),
             _table("JNT_PARENT", "i32", list(model.jnt_parent)), _table("JNT_CHILD", "i32", list(model.jnt_child)),
             _table("JOINT_ORDER", "u32", order),
@@ -228,7 +239,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
   hooks = ("fn tape_iteration(it: u32) {}\nfn tape_solve(b: u32, dth: vec3<f32>, scale: f32) {}\n"
            "fn tape_damping() {}\nfn tape_contact_velocity() {}\nfn tape_armature() {}\n" if tape is None else
            "".join(f"const {k}: u32 = {v}u;\n" for k, v in tape.items()))
-  return "\n".join(lines) + "\n" + collide_header() + lane_functions(lanes) + env_buffers(model, lanes) + hooks
+  return "\n".join(lines) + "\n" + collide_header(model) + lane_functions(lanes) + env_buffers(model, lanes) + hooks
 
 
 @lru_cache(maxsize=None)

@@ -64,18 +64,19 @@ fn init_lambda() {
 }
 
 // joint j's correction from the iteration's snapshot (it also advances the joint's multipliers): the constraint of
-// its type on its two split sides. kernels/adjoint/solve.wgsl joint_correction_adj reverses it
+// its type on its two split sides. kernels/adjoint/solve.wgsl joint_correction_adj reverses it. HAS_<TYPE> (the
+// header's: whether the scene has a joint of the type) makes the other types' constraints dead code
 fn joint_correction(j: u32, h: f32) -> Correction {
   let s1 = split_side(JNT_PARENT[j]);
   let s2 = split_side(JNT_CHILD[j]);
   let t = JNT_TYPE[j];
-  if (t == BALL) { return ball(j, s1, s2, h); }
-  if (t == HINGE) { return hinge(j, s1, s2, h); }
-  if (t == FIXED) { return fixed(j, s1, s2, h); }
-  if (t == DISTANCE) { return distance(j, s1, s2, h); }
-  if (t == SLIDE) { return slide(j, s1, s2, h); }
-  if (t == PLANAR) { return planar(j, s1, s2, h); }
-  if (t == SLIDE2) { return slide2(j, s1, s2, h); }
+  if (HAS_BALL && t == BALL) { return ball(j, s1, s2, h); }
+  if (HAS_HINGE && t == HINGE) { return hinge(j, s1, s2, h); }
+  if (HAS_FIXED && t == FIXED) { return fixed(j, s1, s2, h); }
+  if (HAS_DISTANCE && t == DISTANCE) { return distance(j, s1, s2, h); }
+  if (HAS_SLIDE && t == SLIDE) { return slide(j, s1, s2, h); }
+  if (HAS_PLANAR && t == PLANAR) { return planar(j, s1, s2, h); }
+  if (HAS_SLIDE2 && t == SLIDE2) { return slide2(j, s1, s2, h); }
   // a group's other hinges: its first holds the group's rows (oracle/solve.py solver_joints)
   if (!GROUPS || JNT_GROUP[3u * j] != j) { return zero_corr(); }
   if (t == HINGE2) { return hinge2(j, s1, s2, h); }

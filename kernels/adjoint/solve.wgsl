@@ -54,7 +54,7 @@ fn set_adj_lam6(l: u32, a: array<f32, 6>) { for (var i = 0u; i < 6u; i++) { adj_
 
 // joint_correction's adjoint: from joint j's Correction's gradient and its
 // multipliers' after the iteration, the gradients of its sides, its parameters and its multipliers before; t: where
-// the multipliers before are on the tape
+// the multipliers before are on the tape. HAS_<TYPE> (the header's) leaves out the types the scene does not have
 fn joint_correction_adj(j: u32, h: f32, t: u32) {
   let s1 = split_side(JNT_PARENT[j]);
   let s2 = split_side(JNT_CHILD[j]);
@@ -64,13 +64,13 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
   let comp = OFF_JNT_COMPLIANCE + j;
   var a1: SideAdj;
   var a2: SideAdj;
-  if (ty == BALL) {
+  if (HAS_BALL && ty == BALL) {
     let pa = attach_adj(s1, s2, jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j), tlam3(t),
                         alpha_tilde(j, h), g, glam3(l));
     a1 = pa.s1; a2 = pa.s2;
     gjv(OFF_JNT_ANCHOR_PARENT, j, pa.r1); gjv(OFF_JNT_ANCHOR_CHILD, j, pa.r2); gp1(comp, pa.at / (h * h));
     set_glam3(l, pa.lam);
-  } else if (ty == HINGE) {
+  } else if (HAS_HINGE && ty == HINGE) {
     let a = JNT_POS_SERVO[j];
     let kp = select(1.0, act_p(OFF_ACT_KP, a), a >= 0);
     let k = HingeParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_AXIS_CHILD, j), jv(OFF_JNT_REF_PARENT, j),
@@ -89,7 +89,7 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
       act_ctrl_adj(a, ha.prm.goal);
       gp1(OFF_ACT_KP + u32(a), -ha.prm.servo_comp / (kp * kp));
     }
-  } else if (ty == FIXED) {
+  } else if (HAS_FIXED && ty == FIXED) {
     let fa = fixed_adj(s1, s2, p4q(OFF_JNT_RELQUAT + 4u * j), jv(OFF_JNT_ANCHOR_PARENT, j),
                        jv(OFF_JNT_ANCHOR_CHILD, j), p1(comp), vec4<f32>(tape[t], tlam3(t + 1u)), h, g,
                        vec4<f32>(adj_lam[l], glam3(l + 1u)));
@@ -98,7 +98,7 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
     gjv(OFF_JNT_ANCHOR_PARENT, j, fa.anchor_p); gjv(OFF_JNT_ANCHOR_CHILD, j, fa.anchor_c); gp1(comp, fa.compliance);
     adj_lam[l] = fa.lam.x;
     set_glam3(l + 1u, fa.lam.yzw);
-  } else if (ty == DISTANCE) {
+  } else if (HAS_DISTANCE && ty == DISTANCE) {
     let da = distance_adj(s1, s2, jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
                           p1(OFF_JNT_LENGTH + j), p1(comp), tape[t], h, g, adj_lam[l]);
     a1 = da.s1; a2 = da.s2;
@@ -113,22 +113,22 @@ fn joint_correction_adj(j: u32, h: f32, t: u32) {
       group_scatter(j, ga.prm);
       set_adj_lam6(l, ga.lam);
     }
-  } else {   // the slide, planar and slide2 joints: the slide's frame and parameters
+  } else if (HAS_SLIDE || HAS_PLANAR || HAS_SLIDE2) {   // the slide, planar and slide2 joints: the slide's frame
     let k = SlideParams(jv(OFF_JNT_AXIS_PARENT, j), jv(OFF_JNT_ANCHOR_PARENT, j), jv(OFF_JNT_ANCHOR_CHILD, j),
                         p4q(OFF_JNT_RELQUAT + 4u * j), p1(comp), p1(OFF_JNT_LIMITED + j), p1(OFF_JNT_RANGE + 2u * j),
                         p1(OFF_JNT_RANGE + 2u * j + 1u));
     var prm: SlideParams;
-    if (ty == SLIDE) {
+    if (HAS_SLIDE && ty == SLIDE) {
       let sa = slide_adj(s1, s2, k, tlam3(t), h, g, glam3(l));
       a1 = sa.s1; a2 = sa.s2; prm = sa.prm;
       set_glam3(l, sa.lam);
-    } else if (ty == PLANAR) {
+    } else if (HAS_PLANAR && ty == PLANAR) {
       let pa = planar_adj(s1, s2, k, jv(OFF_JNT_AXIS_CHILD, j), vec2<f32>(tape[t], tape[t + 1u]), h, g,
                           vec2<f32>(adj_lam[l], adj_lam[l + 1u]));
       a1 = pa.s1; a2 = pa.s2; prm = pa.prm;
       gjv(OFF_JNT_AXIS_CHILD, j, pa.axis_c);
       adj_lam[l] = pa.lam.x; adj_lam[l + 1u] = pa.lam.y;
-    } else {
+    } else if (HAS_SLIDE2) {
       let sa = slide2_adj(s1, s2, k, jv(OFF_JNT_REF_PARENT, j), range2(j), vec4<f32>(tlam3(t), tape[t + 3u]), h, g,
                           vec4<f32>(glam3(l), adj_lam[l + 3u]));
       a1 = sa.s1; a2 = sa.s2; prm = sa.prm;
