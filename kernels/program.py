@@ -175,6 +175,7 @@ def armature_tables(model: Model) -> list[str]:
   motors = [a for a, t in enumerate(model.act_type) if t == "motor" and model.jnt_armature[model.act_joint[a]]]
   return [f"const {k}: u32 = {v}u;" for k, v in dict(NARMTREE=len(tr), ARM_MAX=n, ARM_R=max(n, 6),
                                                      ARM_W=max(n, 6) + n, NARM_MOTOR=len(motors)).items()] + [
+    f"const ARM_ANY_FLOATS: bool = {str(any(t.floats for t in tr)).lower()};",   # else the floating part is dead code
     _table("ARM_JSTART", "u32", jstart), _table("ARM_JOINTS", "u32", [j for t in tr for j in t.joints]),
     _table("ARM_BSTART", "u32", bstart), _table("ARM_BODIES", "u32", [b for t in tr for b in t.bodies]),
     _table("ARM_FLOATS", "u32", [int(t.floats) for t in tr]), _table("ARM_PLANE", "i32", [t.plane for t in tr]),

@@ -223,7 +223,7 @@ fn arm_limits_adj(t: u32, m: ptr<function, ArmAug>, n: u32, lim: ArmLimits, gd: 
 // one armed tree's Newton step in reverse (armature_tree); the working state holds the stage's input
 fn armature_tree_adj(t: u32, h: f32) {
   let n = ARM_JSTART[t + 1u] - ARM_JSTART[t];
-  let floats = ARM_FLOATS[t] == 1u;
+  let floats = ARM_ANY_FLOATS && ARM_FLOATS[t] == 1u;
   var s = arm_solved(t, n, floats, h);
   var g: ArmGrad;
   for (var k = 0u; k < n; k++) {
