@@ -212,12 +212,12 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
             f"const MODEL_BATCHED: bool = {str(model_batch(model) > 1).lower()};",
             # a hinge position servo anywhere: the oracle then runs the servo stage of every hinge (oracle/actuators.py)
             f"const POS_SERVOS: bool = {str('position' in model.act_type).lower()};",
-            # two or three hinges on one body anywhere: a constant false makes their branches dead code, which the
-            # shader compiler drops (the backward's adjoints of the groups are long)
-            f"const GROUPS: bool = {str(any(model.jnt_group)).lower()};",
             # which joint types the scene has: the solve's branches for the others are dead code the compiler drops
             # (the chain's backward compiled in 18 s rather than 28, cold, 2026-11-29)
             *(f"const HAS_{n.upper()}: bool = {str(n in model.jnt_type).lower()};" for n in JOINT_TYPES),
+            # two or three hinges on one body anywhere (engine/scene.py types a group's hinges hinge2 or hinge3); false
+            # makes the groups' branches dead code (the backward's adjoints of the groups are long)
+            "const GROUPS: bool = HAS_HINGE2 || HAS_HINGE3;",
             _table("JNT_TYPE", "u32", [JOINT_TYPES.index(t) for t in model.jnt_type]),
             _table("JNT_PARENT", "i32", list(model.jnt_parent)), _table("JNT_CHILD", "i32", list(model.jnt_child)),
             _table("JOINT_ORDER", "u32", order),
