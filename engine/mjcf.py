@@ -299,7 +299,7 @@ class _Converter:
       if m.jnt_type[j] == BALL and m.jnt_limited[j]:
         self.fail(f"joint '{self.name('joint', j)}': a ball joint's range is not supported")
       if m.jnt_type[j] == HINGE and m.jnt_limited[j] and (m.jnt_range[j, 0] < -math.pi or m.jnt_range[j, 1] > math.pi):
-        self.fail(f"joint '{self.name('joint', j)}': range {list(m.jnt_range[j])} rad exceeds [-pi, pi]")
+        self.fail(f"joint '{self.name('joint', j)}': range {m.jnt_range[j].tolist()} rad exceeds [-pi, pi]")
 
   # --- bodies and geoms ---
   def body(self, root: int, members: list[int], joint: int | None) -> dict:
@@ -372,7 +372,7 @@ class _Converter:
     elif kind == ELLIPSOID:
       k = int(np.argmax(size[:3]))
       r = float(max(size[i] for i in range(3) if i != k))
-      self.warn(f"geom '{name}': ellipsoid {list(size[:3])} approximated by a capsule along its longest axis")
+      self.warn(f"geom '{name}': ellipsoid {size[:3].tolist()} approximated by a capsule along its longest axis")
       out = {"type": "capsule", "size": [r, float(max(size[k] - r, 0.0))]}
       s = math.sqrt(0.5)   # local z onto axis k: about y by +90 deg (x), about x by -90 deg (y)
       quat = quat_mul(quat, np.array([[s, 0.0, s, 0.0], [s, -s, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]][k]))

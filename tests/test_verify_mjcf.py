@@ -307,6 +307,8 @@ def _xml(tmp_path: Path, body: str, extra: str = "") -> Path:
   ('<body name="b"><joint name="h" ref="10"/><geom type="sphere" size="0.1"/></body>',
    '<actuator><position name="p" joint="h" kp="5"/></actuator>',
    "actuator 'p': a position servo on joint 'h', whose ref is not 0, is not supported"),
+  ('<body name="b"><joint name="h" range="-4 4"/><geom type="sphere" size="0.1"/></body>',
+   '<compiler angle="radian"/>', "joint 'h': range [-4.0, 4.0] rad exceeds [-pi, pi]"),
 ])
 def test_verify_mjcf_unsupported_is_named(tmp_path, body, extra, expected):
   with pytest.raises(SceneError) as e:
@@ -336,15 +338,19 @@ def test_verify_mjcf_bad_files_carry_mujocos_message(tmp_path):
 
 def test_verify_mjcf_collision_filter_and_approximations(tmp_path):
   """contype/conaffinity that keep two bodies apart exclude the pair; a joint whose bodies MuJoCo lets touch gets
-  collide; cylinders become capsules with a warning."""
+  collide; cylinders and ellipsoids become capsules with a warning that gives their sizes as plain numbers."""
   path = _xml(tmp_path, '<geom type="plane" size="1 1 1"/>'
               '<body name="a" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1" contype="1" '
               'conaffinity="2"/></body>'
               '<body name="b" pos="1 0 1"><freejoint/><geom type="cylinder" size="0.1 0.3" contype="1" '
               'conaffinity="2"/></body>'
-              '<body name="c" pos="0 1 1"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>')
-  with pytest.warns(MJCFWarning, match="cylinder approximated"):
+              '<body name="c" pos="0 1 1"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>'
+              '<body name="d" pos="1 1 1"><freejoint/><geom name="e" type="ellipsoid" size="0.1 0.3 0.2"/></body>')
+  with pytest.warns(MJCFWarning) as caught:
     scene = from_mjcf(path)
+  said = [str(w.message) for w in caught]   # plain numbers, not numpy's reprs
+  assert any("cylinder approximated" in s for s in said)
+  assert any("geom 'e': ellipsoid [0.1, 0.3, 0.2] approximated by a capsule" in s for s in said), said
   assert scene["contact"] == {"exclude": [["a", "b"]], "max_depenetration": DEPENETRATION}
   cylinder = scene["bodies"][1]["geoms"][0]
   assert cylinder["type"] == "capsule" and cylinder["size"] == pytest.approx([0.1, 0.2])
