@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tinygrad import dtypes
 
+import engine
 from engine.npquat import quat_mul, quat_rotate, quat_to_mat
 from engine.scene import SceneError, load_scene, load_scene_dict
 
@@ -422,6 +423,8 @@ def test_scene_io_file_errors(tmp_path):
     load_scene(top)
   with pytest.raises(SceneError, match=r"^scene: expected a path to a JSON file or a dict, got 3"):
     load_scene(3)
+  with pytest.raises(SceneError, match=r"^scene: expected a path to a JSON file or a dict, got 3"):
+    engine.load_scene(3)   # the front door, which also takes shipped scenes' names
   with pytest.raises(SceneError, match=r"^scene file .*: cannot be read"):
     load_scene(tmp_path)  # a directory
 
