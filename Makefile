@@ -15,13 +15,14 @@ DAWN_LIB = $(or $(WEBGPU_PATH),$(shell $(PY) -c 'import importlib.util as u, os,
   print(os.path.join(list(s.submodule_search_locations)[0], "lib", f"libwebgpu_dawn_{platform.machine()}.so"))'))
 RUN = WEBGPU_PATH=$(DAWN_LIB) $(PY)
 
-.PHONY: help setup test test-slow wheel-smoke golden golden-update demo bench lint clean
+.PHONY: help setup test test-slow wheel-smoke gpu-prepare golden golden-update demo bench lint clean
 
 help:
 	@echo "make demo    set up, then render the demo scenes to out/ and print env-steps/s"
 	@echo "make test    set up, then run the test suite (PYTEST_ARGS='...' to pass options)"
 	@echo "make test-slow  the long checks (the heavier contact scenes' gradient parity, ...)"
 	@echo "make wheel-smoke  build the wheel, install it in a fresh venv and run it from outside the checkout"
+	@echo "make gpu-prepare  what bench/gpu.sh run needs on a lent GPU machine (.whl/, .gl/)"
 	@echo "make golden  recompute the float64 references in tests/golden/ (after a change to the physics)"
 	@echo "make golden-update  recompute only the stale or missing ones"
 	@echo "make bench   run the benchmarks"
@@ -68,6 +69,11 @@ test-slow: $(STAMP)
 # the non-editable install (pip install . / the wheel) in a fresh venv, run from a temporary folder: ~1 min
 wheel-smoke: $(STAMP)
 	bash .ci/wheel_smoke $(PY)
+
+# what a session lent a GPU (the device tool) carries there for bench/gpu.sh run: wheels into .whl/, the Vulkan loader
+# and the oracle's parity references into .gl/ (~25 MB, ~2 min)
+gpu-prepare: $(STAMP)
+	bash bench/gpu.sh prepare $(PY)
 
 # rewrite the golden files (tests/golden.py): the suite, computing every reference live. Without PYTEST_ARGS the old
 # files go first, so none is left that no test reads (a reference whose inputs changed gets a new name)
