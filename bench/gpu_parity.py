@@ -25,7 +25,7 @@ SCENES = ("stack10", "pile")
 # tests/test_parity_grad.py's default-suite scenes whose references are golden files (its SLOW and NO_REFERENCE ones
 # left out: their references take minutes to hours, or were never computed), chain first (the scene)
 GRAD_SCENES = ("chain", "pendulum", "double_pendulum", "bounce", "drop", "incline", "slide", "compliant_hang",
-               "muscle_hang", "cartpole", "reacher", "pendulum_swingup", "pendulum_servo")
+               "muscle_hang", "leg2", "cradle", "cartpole", "reacher", "pendulum_swingup", "pendulum_servo")
 
 
 def dump():
