@@ -13,7 +13,8 @@ def load_scene(src, dtype=None, device=None) -> Model:
   a Model whose tensors have `dtype` (default float32) on `device` (default: tinygrad's). Raises SceneError for any
   problem in the scene. engine.scene.load_scene is the same without the names."""
   from engine.scene import load_scene as load
-  return load(scene_path(src) if isinstance(src, (str, _os.PathLike)) else src, dtype, device)   # else its error
+  # a name or a path is looked up; anything else goes to the loader, which takes a dict and names what it expected
+  return load(scene_path(src) if isinstance(src, (str, _os.PathLike)) else src, dtype, device)
 
 
 def _find_dawn() -> None:
