@@ -1,5 +1,6 @@
 """Restitution with several contacts on one body: the defect of the contact velocity pass and two ways out, measured
-on the float64 oracle. A study, not the engine: each variant replaces oracle.step's contact_velocity for this process.
+on the float64 oracle. A study: each variant replaces oracle.step's contact_velocity for this process, and runs
+without the restitution stage, but for the patch, which is that stage (oracle/restitution.py, built from this study).
 
   python bench/study_restitution.py     # ~3 min on 2 cores; the table in bench/README.md
 
@@ -24,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 import numpy as np
-from tinygrad import Tensor, dtypes
+from tinygrad import dtypes
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import engine  # noqa: E402
@@ -32,85 +33,37 @@ import oracle.contact_velocity as ocv  # noqa: E402
 import oracle.step as ostep  # noqa: E402
 from engine.scene import load_scene_dict  # noqa: E402
 from engine.simulator import Simulator  # noqa: E402
-from oracle.contacts import APPROACH, NORMAL, RA, RB, RESTITUTION, side_rows  # noqa: E402
-from oracle.math3 import V3  # noqa: E402
-from oracle.packed import ANGVEL, VEL, pack, unpack  # noqa: E402
-from oracle.solve import TOUCHED, contact_sides, contact_sum  # noqa: E402
+from oracle.contacts import APPROACH, NORMAL, RA, RB, side_rows  # noqa: E402
+from oracle.solve import TOUCHED, contact_sides  # noqa: E402
 
-PASS = ocv.contact_velocity   # the engine's pass
-
-
-def v3(t, sl): return V3(t[..., sl.start], t[..., sl.start + 1], t[..., sl.start + 2])
-
-
-def targets(model, contacts, clam, h):
-  """Each slot's approach-speed target min(-e u0, 0) (M20 eq. 34) and whether its restitution is on and it touched."""
-  g = V3.of(model.gravity)
-  u0 = contacts[..., APPROACH]
-  e = (u0.abs() > 2.0 * g.dot(g).sqrt() * h).where(contacts[..., RESTITUTION], 0.0)
-  return (-e * u0).minimum(0.0), (clam[..., TOUCHED] > 0) & (e > 0)
-
-
-def apply(plan_body, packed, s1, s2, oa, ob, p, on):
-  """Add impulse p at offsets oa/ob to both sides, averaged per body over the `on` items (the pass's rule)."""
-  d1, d2 = s1.world_inv_inertia(oa.cross(p)), -s2.world_inv_inertia(ob.cross(p))
-  res = Tensor.stack(*(t for v in (p * s1.im, d1, -(p * s2.im), d2) for t in (v.x, v.y, v.z)),
-                     on.where(1.0, 0.0), dim=-1).contiguous()
-  cs = contact_sum(plan_body, res)
-  x, q, v, w = unpack(packed)
-  scale = 1.0 / cs[..., 6].maximum(1.0)
-  return pack(x, q, v + V3.of(cs[..., 0:3]) * scale, w + V3.of(cs[..., 3:6]) * scale).contiguous()
-
-
-def normal_push(s1, s2, rows, oa, ob, n, target):
-  """The impulse along n that brings the approach speed at oa/ob to target, pushing apart only."""
-  ra, rb = rows[..., 0, :], rows[..., 1, :]
-  vrel = (v3(ra, VEL) + v3(ra, ANGVEL).cross(oa)) - (v3(rb, VEL) + v3(rb, ANGVEL).cross(ob))
-  du = (target - vrel.dot(n)).minimum(0.0)
-  return n * (du / (s1.inv_mass_at(oa, n) + s2.inv_mass_at(ob, n) + 1e-30))
+PASS, STAGE = ocv.contact_velocity, ostep.restitution   # the engine's pass and, since this study, its restitution stage
 
 
 def sweeps(count: int):
+  """The pass, then `count` Jacobi sweeps of normal pushes over the touched restituting slots, each bringing its
+  slot's approach speed to the target min(-e u0, 0) (M20 eq. 34), pushing apart only, averaged per body."""
   def contact_velocity(model, plan, contacts, clam, packed, h):
     packed = PASS(model, plan, contacts, clam, packed, h)
-    target, on = targets(model, contacts, clam, h)
+    e = ocv.bounce(model, contacts, h)
+    target, on = (-e * contacts[..., APPROACH]).minimum(0.0), (clam[..., TOUCHED] > 0) & (e > 0)
+    n = ocv.v3(contacts, NORMAL)
     for _ in range(count):
       rows = side_rows(plan.contact_body, packed).contiguous()
       s1, s2 = contact_sides(rows, plan.contact_side)
-      oa, ob = s1.q.rotate(v3(contacts, RA)), s2.q.rotate(v3(contacts, RB))
-      p = normal_push(s1, s2, rows, oa, ob, v3(contacts, NORMAL), target)
-      packed = apply(plan.contact_body, packed, s1, s2, oa, ob, p * on.where(1.0, 0.0), on)
+      oa, ob = s1.q.rotate(ocv.v3(contacts, RA)), s2.q.rotate(ocv.v3(contacts, RB))
+      du = (target - ocv.point_velocity(rows, oa, ob).dot(n)).minimum(0.0)
+      p = n * on.where(du / (s1.inv_mass_at(oa, n) + s2.inv_mass_at(ob, n) + 1e-30), 0.0)
+      packed = ocv.apply_impulses(plan.contact_body, packed, s1, s2, oa, ob, p, on)
     return packed
   return contact_velocity
 
 
-def patch(model, plan, contacts, clam, packed, h):
-  packed = PASS(model, plan, contacts, clam, packed, h)
-  target, on = targets(model, contacts, clam, h)
-  live, B = on.where(1.0, 0.0), contacts.shape[0]
-  def per_pair(t):   # (B, C) -> (B, Ptot): the sum over each pair's K slots (a block's slots are pair-major)
-    out, at = [], 0
-    for blk in plan.blocks:
-      out.append(t[:, at:at + blk.pairs * blk.slots].reshape(B, blk.pairs, blk.slots).sum(2))
-      at += blk.pairs * blk.slots
-    return Tensor.cat(*out, dim=1)
-  rows = side_rows(plan.contact_body, packed).contiguous()
-  s1, s2 = contact_sides(rows, plan.contact_side)
-  cnt = per_pair(live)
-  k = 1.0 / cnt.maximum(1.0)
-  def mean(v): return V3(*(per_pair(c * live) * k for c in (v.x, v.y, v.z)))
-  oa, ob = mean(s1.q.rotate(v3(contacts, RA))), mean(s2.q.rotate(v3(contacts, RB)))
-  n = mean(v3(contacts, NORMAL)).norm_dir(1e-12)[1]
-  prow = side_rows(plan.pair_body, packed).contiguous()
-  p1, p2 = contact_sides(prow, plan.pair_side)
-  p = normal_push(p1, p2, prow, oa, ob, n, per_pair(target * live) * k)
-  return apply(plan.pair_body, packed, p1, p2, oa, ob, p * (cnt > 0).where(1.0, 0.0), cnt > 0)
-
-
-def box_drop(variant, tilt: float, steps: int = 90) -> dict:
+def box_drop(variant, tilt: float, steps: int = 90, stage: bool = False) -> dict:
   """drop.json's box (0.2 m, 1 kg, e = 1 on box and floor, its budget 2 x 2) from 5 cm above the floor, turned
-  `tilt` rad about x (0: lands flat; 0.3: on an edge first): the rebound and the energy kept."""
+  `tilt` rad about x (0: lands flat; 0.3: on an edge first): the rebound and the energy kept. stage: whether the
+  engine's restitution stage (oracle/restitution.py, the patch variant) runs after the variant's pass."""
   ostep.contact_velocity = variant
+  ostep.restitution = STAGE if stage else (lambda model, plan, contacts, clam, packed, h: packed)
   d = load_scene_dict(str(ROOT / "scenes" / "drop.json"))
   body = d["bodies"][0]
   body["pos"] = [0.0, 0.0, 0.15 + 0.1 * tilt]
@@ -129,17 +82,18 @@ def box_drop(variant, tilt: float, steps: int = 90) -> dict:
     z.append(float(state.body_pos.numpy()[0, 0, 2]))
     e.append(energy(state))
   land = int(np.argmin(z[:40]))
-  ostep.contact_velocity = PASS
+  ostep.contact_velocity, ostep.restitution = PASS, STAGE
   return {"rebound_m": max(z[land:]) - 0.1, "energy_after_bounce": e[land + 10] / e0, "energy_end": e[-1] / e0}
 
 
 def main() -> int:
-  variants = {"the pass (today)": PASS, **{f"sweeps {r}": sweeps(r) for r in (4, 8, 16)}, "patch": patch}
+  variants = {"the pass (before the stage)": PASS, **{f"sweeps {r}": sweeps(r) for r in (4, 8, 16)},
+              "patch (the engine: oracle/restitution.py)": PASS}
   rows = []
   for tilt in (0.0, 0.3):
     for name, fn in variants.items():
       if tilt and name.startswith("sweeps") and name != "sweeps 16": continue
-      rows.append({"variant": name, "tilt_rad": tilt, **box_drop(fn, tilt)})
+      rows.append({"variant": name, "tilt_rad": tilt, **box_drop(fn, tilt, stage=name.startswith("patch"))})
       print(json.dumps(rows[-1]), flush=True)
   (ROOT / "bench" / "results_restitution.json").write_text(json.dumps(rows, indent=1))
   return 0

@@ -108,7 +108,9 @@ def _collision(scene) -> dict:
   slots = scene["contact"].get("hash_slots", max(1, min(len(hashed), 16)))
   return {"contact_enabled": on, "collide_exclude": exclude, "pair_capacity": capacity, "hash_slots": slots,
           "contact_beta": scene["contact"]["softplus_beta"], "contact_margin": scene["contact"]["margin"],
-          "contact_depen": scene["contact"]["max_depenetration"]}
+          "contact_depen": scene["contact"]["max_depenetration"],
+          "contact_restitution": on and any(g["restitution"] > 0 for g in scene["world"]["geoms"] +
+                                            [g for b in bodies for g in b["geoms"]])}
 
 
 def _body_index(bodies, name) -> int:

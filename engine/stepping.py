@@ -108,6 +108,10 @@ class Stepper:
         from kernels.program import check_backward
         check_backward(model)
     Tensor.realize(*model.tensors().values())
+    if not model.contact_restitution and model.contact_enabled and (model.geom_restitution.numpy() > 0).any():
+      raise ValueError(f"{model.name}: geom_restitution is non-zero but the model was built without any "
+                       "(contact_restitution is False, so its substeps skip the restitution stage): use "
+                       "model.replace(contact_restitution=True)")
     if backend == "wgsl": wgsl.prepare(model)   # outside any JIT capture, which would rebuild them at every replay
     self.model, self.backend, self.device = model, backend, model.body_inv_mass.device
     self.damping = oracle_step.has_damping(model)

@@ -14,8 +14,15 @@ fn slot_motion(i: u32) -> SlotMotion {
   return SlotMotion(s1, s2, ba, bb, lv3(sl(i) + SLOT_NORMAL), oa, ob, vrel);
 }
 
-fn contact_velocity(h: f32) {
+// slot i's restitution coefficient where it applies (oracle/contact_velocity.py bounce): its approach speed before
+// the solve past 2 |g| h
+fn bounces(i: u32, h: f32) -> bool {
   let g = p3(OFF_GRAVITY);
+  return abs(scr[sl(i) + SLOT_APPROACH]) > 2.0 * sqrt(dot(g, g)) * h;
+}
+fn bounce(i: u32, h: f32) -> f32 { return select(0.0, scr[sl(i) + SLOT_RESTITUTION], bounces(i, h)); }
+
+fn contact_velocity(h: f32) {
   for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
     if (scr[sl(i) + SLOT_TOUCHED] <= 0.0) { set_slot_corr(i, zero_corr()); continue; }   // the oracle masks: p = 0
@@ -31,14 +38,13 @@ fn contact_velocity(h: f32) {
     let wt = inv_mass_at(s1, oa, st.dir) + inv_mass_at(s2, ob, st.dir);
     let friction = min(scr[sl(i) + SLOT_FRICTION] * scr[sl(i) + SLOT_LAMBDA_N] * wt / h, st.len);
     let u0 = scr[sl(i) + SLOT_APPROACH];
-    let e = select(0.0, scr[sl(i) + SLOT_RESTITUTION], abs(u0) > 2.0 * sqrt(dot(g, g)) * h);
+    let e = bounce(i, h);
     let du = -u + min(-e * u0, 0.0);
     let dv = n * du - st.dir * select(0.0, friction, st.on);
     let dd = norm_dir(dv, 1e-12);
     let w = inv_mass_at(s1, oa, dd.dir) + inv_mass_at(s2, ob, dd.dir);
     let p = dd.dir * select(0.0, dd.len / (w + 1e-30), dd.on);   // touched in some iteration (above)
-    set_slot_corr(i, Correction(p * s1.im, world_inv_inertia(s1, cross(oa, p)), -(p * s2.im),
-                                -world_inv_inertia(s2, cross(ob, p))));
+    set_slot_corr(i, impulse(s1, s2, oa, ob, p));
   }
   barrier();   // every slot's impulse written, and every slot's read of the velocities done
   for (var b = lane; b < NBODY; b += LANES) {

@@ -70,6 +70,9 @@ def slot_layout() -> dict[str, int]:
   return {f"SLOT_{k}": v for k, v in {"ROW": 0, **row, **res, "W": contacts.ROW + solve.CONTACT_W}.items()}
 
 
+PUSH_W = 13   # a pair's push in the restitution stage's rows: [dv1 | dw1 | dv2 | dw2 | 1 if it pushes]
+
+
 def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   """The contact plan's static layout as WGSL constants (oracle/contacts.py plan_blocks, oracle/broadphase.py): plane
   pairs first, then one block per model.pair_capacity entry; each pair has its registered number of contact slots
@@ -78,9 +81,10 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   position), its table's size (NBUCKET buckets of HASH_SLOTS), the block of each (row type, column type)
   (BLOCK_OF, -1: none) and the excluded body pairs as a CSR over bodies (EXCL_START at body + 1, the world first;
   EXCL_LIST the partners with the higher index), which pair_allowed reads. Returns the u32 constants of the header
-  (counts; the scratch row's layout: where the slots, the AABBs, the cells, the bucket table and the row counts
-  start, OVF, SCR its length, and slot_layout; each table's offset T_<NAME>) and the tables flattened into one int
-  list (the kernel's `tab` buffer)."""
+  (counts; the scratch row's layout: where the slots, the AABBs, the cells, the bucket table, the row counts, the
+  live lists and the restitution stage's pushes (PUSH_W floats per pair, for a model with restitution) start, OVF,
+  SCR its length, and slot_layout; each table's offset T_<NAME>) and the tables flattened into one int list (the
+  kernel's `tab` buffer)."""
   from oracle.broadphase import HASH_PRIMES, hashed_geoms, table_size
   kinds_order = list(NARROWPHASE)
   blocks = contacts.plan_blocks(model)
@@ -111,10 +115,13 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   scr["SCR_ROW"] = scr["SCR_BUCKET"] + nbucket * model.hash_slots * bool(model.pair_capacity)
   scr["SCR_LIVE"] = scr["SCR_ROW"] + 2 * nt * len(geoms)
   scr["SCR_BODYP"] = scr["SCR_LIVE"] + 2 + npair + n
-  scr["OVF"] = scr["SCR_BODYP"] + 2 * model.nbody + 1 + 2 * npair
+  # the restitution stage's push per pair (kernels/restitution.wgsl): its Correction and whether it pushes
+  scr["SCR_PUSH"] = scr["SCR_BODYP"] + 2 * model.nbody + 1 + 2 * npair
+  scr["OVF"] = scr["SCR_PUSH"] + PUSH_W * npair * model.contact_restitution
   counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NHASH": len(geoms), "NBUCKET": nbucket,
             "HASH_SLOTS": model.hash_slots, "NTYPE": nt, "NBLOCK": len(cap), "NBLOCK_ARR": max(len(cap), 1),
-            **{f"HASH_P{k}": p for k, p in enumerate(HASH_PRIMES)}, **scr, "SCR": scr["OVF"] + 1, **slot}
+            **{f"HASH_P{k}": p for k, p in enumerate(HASH_PRIMES)}, **scr, "SCR": scr["OVF"] + 1,
+            "PUSH_W": PUSH_W, **slot}
   tables = dict(PLANE_PAIRS=planes, PLANE_AT=[geoms.index(g) for _, g in planes],
                 LOOP_BOUNDS=[len(broadphase.NEIGHBOURS), model.hash_slots, len(geoms), nt, npair, model.nbody],
                 HASHED=geoms, BLOCK_OF=block_of, BLOCK_CAP=cap, BLOCK_PAIR0=pair0,

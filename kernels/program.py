@@ -34,10 +34,9 @@ from oracle.xpbd import EPS
 # stage's system in armature_system.wgsl), then the pair functions (COLLIDE_FILES, which also make a program of their
 # own: collide_source). tests/test_wgsl_bridge.py checks this list against the oracle's files.
 STEP_FILES = ("xpbd_step.wgsl", "contacts.wgsl", "xpbd.wgsl", "constraints.wgsl", "slides.wgsl", "hinges.wgsl",
-              "broadphase.wgsl",
-              "motor_loads.wgsl", "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl", "armature.wgsl",
-              "armature_system.wgsl", "recover.wgsl", "contact_velocity.wgsl", "joint_damping.wgsl", "activation.wgsl",
-              "muscle.wgsl", "tendon.wgsl")
+              "broadphase.wgsl", "motor_loads.wgsl", "integrate.wgsl", "narrowphase.wgsl", "solve.wgsl",
+              "armature.wgsl", "armature_system.wgsl", "recover.wgsl", "contact_velocity.wgsl", "restitution.wgsl",
+              "joint_damping.wgsl", "activation.wgsl", "muscle.wgsl", "tendon.wgsl")
 COLLIDE_FILES = ("math3.wgsl", "collide.wgsl", "primitives.wgsl", "box.wgsl", "box_box.wgsl")
 SOURCES = tuple(os.path.join(os.path.dirname(__file__), f) for f in STEP_FILES + COLLIDE_FILES)
 # the backward kernel's adjoints (issue 17, in progress): `<name>_adj` per forward function, in files named as the
@@ -49,8 +48,8 @@ ADJOINT_FILES = ("adjoint/math3.wgsl", "adjoint/xpbd.wgsl", "adjoint/constraints
                  "adjoint/box_box.wgsl", "adjoint/muscle.wgsl", "adjoint/tendon.wgsl")
 BACKWARD_FILES = ("adjoint/xpbd_step.wgsl", "adjoint/motor_loads.wgsl", "adjoint/narrowphase.wgsl",
                   "adjoint/solve.wgsl", "adjoint/recover.wgsl", "adjoint/contact_velocity.wgsl",
-                  "adjoint/joint_damping.wgsl", "adjoint/activation.wgsl", "adjoint/armature.wgsl",
-                  "adjoint/armature_system.wgsl")
+                  "adjoint/restitution.wgsl", "adjoint/joint_damping.wgsl", "adjoint/activation.wgsl",
+                  "adjoint/armature.wgsl", "adjoint/armature_system.wgsl")
 BACKWARD_ENTRY = "xpbd_step_adj"
 # the oracle modules whose constants the kernel uses, each emitted as <MODULE>_<NAME> (oracle_constants)
 CONSTANT_MODULES = (math3, packed, broadphase, primitives, box, box_box, muscle)
@@ -209,6 +208,7 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
     **{f"OFF_{n.upper()}": o for n, o in off.items()}).items()]
   lines += [f"const H: f32 = {_f(model.dt / model.substeps)};", f"const RELAXATION: f32 = {_f(model.relaxation)};",
             f"const EPS: f32 = {_f(EPS)};", f"const DAMPING: bool = {str(damping).lower()};",
+            f"const RESTITUTION: bool = {str(model.contact_restitution).lower()};",
             f"const MODEL_BATCHED: bool = {str(model_batch(model) > 1).lower()};",
             # a hinge position servo anywhere: the oracle then runs the servo stage of every hinge (oracle/actuators.py)
             f"const POS_SERVOS: bool = {str('position' in model.act_type).lower()};",

@@ -23,6 +23,12 @@ fn chain(a: Correction, b: Correction) -> Correction {  // of two corrections (t
   return Correction(a.dx1 + b.dx1, a.dth1 + b.dth1, a.dx2 + b.dx2, a.dth2 + b.dth2);
 }
 
+// impulse p (side 1 on side 2) at world offsets r1, r2 from the centres of mass, as the sides' Correction: p im1,
+// I1^-1 (r1 x p), -p im2, -I2^-1 (r2 x p) (kernels/adjoint/xpbd.wgsl impulse_adj reverses it)
+fn impulse(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, p: vec3<f32>) -> Correction {
+  return Correction(p * s1.im, world_inv_inertia(s1, cross(r1, p)), -(p * s2.im), -world_inv_inertia(s2, cross(r2, p)));
+}
+
 // M20 eqs. 2-9 from the multiplier's value lm: the correction and the multiplier's increment (kernels/adjoint/
 // replays it without touching lam)
 struct CorrDlam { c: Correction, dlam: f32 }
@@ -31,8 +37,7 @@ fn positional_dlam(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, n: vec3<f32
   let w = inv_mass_at(s1, r1, n) + inv_mass_at(s2, r2, n);
   let dlam = select(0.0, (-c - at * lm) / (w + at + 1e-30), on);
   let p = n * dlam;
-  return CorrDlam(Correction(p * s1.im, world_inv_inertia(s1, cross(r1, p)), -(p * s2.im),
-                             -world_inv_inertia(s2, cross(r2, p))), dlam);
+  return CorrDlam(impulse(s1, s2, r1, r2, p), dlam);
 }
 // returns the correction; the multiplier's increment goes to lam[li]
 fn positional(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, n: vec3<f32>, c: f32, on: bool, li: u32,
@@ -148,6 +153,5 @@ fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32
   lam[li] = lv.x + P.x;
   lam[li + 1u] = lv.y + P.y;
   lam[li + 2u] = lv.z + P.z;
-  return Correction(P * s1.im, world_inv_inertia(s1, cross(r1, P)), -(P * s2.im),
-                    -world_inv_inertia(s2, cross(r2, P)));
+  return impulse(s1, s2, r1, r2, P);
 }

@@ -104,6 +104,7 @@ fn substep(h: f32) {
   recover(h);
   barrier();
   if (NSLOT > 0u) { tape_contact_velocity(); contact_velocity(h); barrier(); }
+  if (RESTITUTION && NSLOT > 0u) { restitution(h); barrier(); }
   if (DAMPING) { tape_damping(); joint_damping(h); barrier(); }
   if (NMUSCLE > 0u) { activation(h); barrier(); }
 }

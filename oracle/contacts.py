@@ -137,6 +137,15 @@ def plan_from_pairs(model, pairs: Tensor, overflow: Tensor | None = None) -> Con
                      per_contact(pair_side).contiguous(), overflow)
 
 
+def pair_sum(blocks: tuple[Block, ...], t: Tensor) -> Tensor:
+  """(B, C) per contact slot -> (B, Ptot): the sum over each pair's K slots (a block's slots are pair-major)."""
+  parts, at = [], 0
+  for b in blocks:
+    parts.append(t[:, at:at + b.pairs * b.slots].reshape(t.shape[0], b.pairs, b.slots).sum(2))
+    at += b.pairs * b.slots
+  return Tensor.cat(*parts, dim=1) if len(parts) > 1 else parts[0]
+
+
 def side_rows(body: Tensor, state: Tensor) -> Tensor:
   """Gather each slot's body rows: body (B, N, 2, nbody) one-hot, state (B, nbody, W) -> (B, N, 2, W)."""
   B, N = body.shape[0], body.shape[1]

@@ -12,7 +12,8 @@ then S substeps of h = dt / S, each:
 - armature (oracle/armature.py), for a model with armature: one Newton step over the armed trees' joint coordinates,
   then a last Jacobi pass over the contacts alone;
 - recover (oracle/recover.py): velocities from the substep's motion;
-- contact_velocity (oracle/contact_velocity.py): dynamic friction and restitution;
+- contact_velocity (oracle/contact_velocity.py): dynamic friction and restitution, per contact;
+- restitution (oracle/restitution.py): restitution per contact pair (skipped unless model.contact_restitution);
 - joint_damping (oracle/joint_damping.py): joint damping and velocity drives (skipped unless has_damping);
 - activation (oracle/activation.py): the muscles' activations one substep on (their forces in motor_loads used the
   ones the substep started from; skipped without muscles).
@@ -35,12 +36,13 @@ from oracle.motor_loads import motor_loads
 from oracle.narrowphase import narrowphase
 from oracle.packed import join_act, split_act
 from oracle.recover import recover
+from oracle.restitution import restitution
 from oracle.solve import init_lambda, solve
 from oracle.types import Model
 
 # one file per stage in oracle/ and in kernels/, each defining a function of its name (tests/test_wgsl_bridge.py)
 STAGES = ("broadphase", "motor_loads", "integrate", "narrowphase", "solve", "armature", "recover", "contact_velocity",
-          "joint_damping", "activation")
+          "restitution", "joint_damping", "activation")
 
 
 def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: ContactPlan | None = None,
@@ -64,6 +66,7 @@ def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: Contact
     if plan is not None: packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl, joints=False)
   packed = recover(packed, h).contiguous()
   if plan is not None: packed = contact_velocity(model, plan, contacts, clam, packed, h)
+  if plan is not None and model.contact_restitution: packed = restitution(model, plan, contacts, clam, packed, h)
   if damping: packed = joint_damping(model, packed, h, ctrl)
   return packed if act is None else join_act(model, packed, activation(model, act, ctrl, h))
 

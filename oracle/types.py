@@ -53,6 +53,8 @@ class Model:
   contact_margin: float           # [m] broadphase AABBs grow by this beyond 2 dt (|v| + |w| rho)
   contact_depen: float            # [m/s] the fastest a contact pushes overlapping bodies apart beyond undoing their
                                   # approach (oracle/solve.py depenetration); 0 = no cap
+  contact_restitution: bool       # some geom has restitution > 0: the substeps run the restitution stage
+                                  # (oracle/restitution.py); from the scene, as geom_restitution was at load
   jnt_armature: tuple[float, ...]  # [kg m^2] (hinge) or [kg] (slide) rotor inertia in the joint's coordinate, 0 for
                                    # the others (oracle/armature.py)
   jnt_stiffness: tuple[float, ...]  # [N m/rad] or [N/m] a spring in the joint's coordinate (oracle/armature.py)

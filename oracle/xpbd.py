@@ -53,9 +53,14 @@ def positional(s1: Side, s2: Side, r1: V3, r2: V3, n: V3, c: Tensor, active: Ten
   w = s1.inv_mass_at(r1, n) + s2.inv_mass_at(r2, n)
   dlam = active.where((-c - alpha_tilde * lam) / (w + alpha_tilde + 1e-30), 0.0)   # M20 eq. 4
   p = n * dlam                                                                       # M20 eq. 6
-  corr = Correction(dx1=p * s1.im, dth1=s1.world_inv_inertia(r1.cross(p)),           # M20 eqs. 7-8
+  return impulse(s1, s2, r1, r2, p), lam + dlam
+
+
+def impulse(s1: Side, s2: Side, r1: V3, r2: V3, p: V3) -> Correction:
+  """The sides' pose (or velocity) changes from impulse p, side 1 on side 2, at world offsets r1, r2 from the centres
+  of mass (M20 eqs. 7-8)."""
+  return Correction(dx1=p * s1.im, dth1=s1.world_inv_inertia(r1.cross(p)),
                     dx2=-(p * s2.im), dth2=-s2.world_inv_inertia(r2.cross(p)))
-  return corr, lam + dlam
 
 
 def angular(s1: Side, s2: Side, n: V3, theta: Tensor, active: Tensor, lam: Tensor,
@@ -177,7 +182,5 @@ def point(s1: Side, s2: Side, r1: V3, r2: V3, d: V3, lam: tuple, alpha_tilde) ->
   lam_v = V3(*(l if isinstance(l, Tensor) else d.x * 0.0 + l for l in lam))
   a, b, c = (k_apply(s1, r1, e) + k_apply(s2, r2, e) + e * alpha_tilde for e in unit_basis(d.x))
   P = neg_solve3(a, b, c, d + lam_v * alpha_tilde, d.norm_dir(EPS)[2])
-  corr = Correction(dx1=P * s1.im, dth1=s1.world_inv_inertia(r1.cross(P)),
-                    dx2=-(P * s2.im), dth2=-s2.world_inv_inertia(r2.cross(P)))
   new = lam_v + P
-  return corr, (new.x, new.y, new.z)
+  return impulse(s1, s2, r1, r2, P), (new.x, new.y, new.z)

@@ -174,6 +174,17 @@ def peaks(y: np.ndarray) -> np.ndarray:
   return np.nonzero((y[1:-1] >= y[:-2]) & (y[1:-1] > y[2:]))[0] + 1
 
 
+def box_bounce(tilt: float = 0.0) -> dict:
+  """drop.json's 20 cm box with restitution 1 on box and floor, its lowest point 5 cm up, turned `tilt` rad about x
+  (0: it lands flat, on four corners at once): the restitution stage's scene (oracle/restitution.py)."""
+  from engine.scene import load_scene_dict
+  d = load_scene_dict(SCENES / "drop.json")
+  body = d["bodies"][0]
+  body["pos"], body["quat"] = [0.0, 0.0, 0.15 + 0.1 * tilt], [math.cos(tilt / 2), math.sin(tilt / 2), 0.0, 0.0]
+  body["geoms"][0]["restitution"] = d["world"]["geoms"][0]["restitution"] = 1.0
+  return {**d, "name": "box_bounce"}
+
+
 def sunk_pair(depen: float, sink: float = 0.03, armature: float = 0.0) -> dict:
   """Two 40 x 20 x 10 cm boxes hinged edge to edge, flat, `sink` [m] into the floor: the depenetration cap's scene
   (contact.max_depenetration = depen [m/s], 0: none; armature [kg m^2] on the hinge: the armature stage's path)."""

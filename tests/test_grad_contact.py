@@ -63,15 +63,11 @@ def test_grad_drop_height_sphere():
 @pytest.mark.slow
 def test_grad_drop_height_box():
   """The same for a box with softplus contacts (e = 1; its 8 corner contacts make the per-substep VJP ~300 kernels
-  and ~6 min to compile on 2 cores, hence slow). Multi-point restitution is averaged per body
-  (oracle/contact_velocity.py), so the box rebounds only a little, and only at the drop scene's former budget of 20
-  substeps, 1 iteration: at its shipped 2 x 2 (since 2026-11-24) the box rebounds 0.6 mm and is not in flight at
-  step 27 (each corner's restitution impulse sees a quarter of the box's mass, and the per-body average keeps a
-  quarter of the speed change it asks for; with ten times the substeps the contact restitutes over more of them:
-  13.7 mm). A known defect of the velocity pass, measured 2026-11-29."""
-  scene = dropped("drop", 0.15, 1.0, 1e4)
-  scene["substeps"], scene["iterations"] = 20, 1
-  assert abs(check_drop_height(scene, 27)) > 0.05
+  and ~6 min to compile on 2 cores, hence slow), at the drop scene's 2 x 2 budget: its corners land together and the
+  restitution stage (oracle/restitution.py) restitutes them as one pair, so it is in flight again at step 30. Before
+  the stage, the per-body average of the corners' impulses kept a quarter of the speed change and the box rebounded
+  0.6 mm at this budget; the test then ran at 20 substeps of one iteration (13.7 mm)."""
+  assert abs(check_drop_height(dropped("drop", 0.15, 1.0, 1e4), 30)) > 0.05
 
 
 @pytest.mark.slow

@@ -1,8 +1,10 @@
 """Gradient parity through an impact (issue 17): bounce and drop, which tests/test_parity_grad.py's kicked start
-leaves in free fall for its 10 steps. Here the start is the float64 oracle's state SETTLE steps after the same kicked
-reset (seed 1, noise 0.5), a few steps before the body strikes the ground, so that the horizon holds the impact:
-restitution (bounce, e = 0.8 above the 2 |g| h threshold) and the box's corner contacts with friction (drop). Same
-inputs otherwise (the output gradient u of seed 3), same judge (test_parity_grad.judge)."""
+leaves in free fall for its 10 steps, and drop's box with restitution (box_bounce). Here the start is the float64
+oracle's state SETTLE steps after the same kicked reset (seed 1, noise 0.5), a few steps before the body strikes the
+ground, so that the horizon holds the impact: restitution (bounce, e = 0.8 above the 2 |g| h threshold), the box's
+corner contacts with friction (drop), and both with the restitution stage's push per pair (box_bounce, e = 1: env 0
+lands on a corner at step 27 and bounces about on its others, env 1 at step 30). Same inputs otherwise (the output
+gradient u of seed 3), same judge (test_parity_grad.judge)."""
 from __future__ import annotations
 import inspect
 import numpy as np
@@ -12,19 +14,32 @@ import engine
 from engine.grad import RolloutGrad
 from oracle.packed import pack_state, unpack_state
 from tests.golden import PHYSICS, golden
-from tests.helpers import SCENES, sunk_pair, wgsl_checked  # noqa: F401 (autouse)
+from tests.helpers import SCENES, box_bounce, sunk_pair, wgsl_checked  # noqa: F401 (autouse)
 from tests.test_parity_grad import B, HORIZONS, check_parity, judge, kernel, wrt_of
 
-SETTLE = {"bounce": 112, "drop": 93}   # [steps] env 0 strikes within the first step, env 1 within the next 3
+SETTLE = {"bounce": 112, "drop": 93, "box_bounce": 26}   # [steps] env 0 strikes within the first step, env 1 within
+# the next 3
+
+
+def source(name: str):
+  """The scene: a file in scenes/, or box_bounce's dict."""
+  return box_bounce() if name == "box_bounce" else SCENES / f"{name}.json"
 
 
 def start(name: str) -> np.ndarray:
   """The packed float32 state SETTLE[name] steps after the kicked reset, by the float64 oracle."""
   def compute():
-    m64 = engine.load_scene(SCENES / f"{name}.json", dtype=dtypes.float64, device="CPU")
+    m64 = engine.load_scene(source(name), dtype=dtypes.float64, device="CPU")
     sim = engine.Simulator(m64, batch=B)
     return {"p": pack_state(sim.rollout(sim.reset(seed=1, noise=0.5), SETTLE[name])).numpy().astype(np.float32)}
-  return golden(f"grad_contact_start_{name}", dict(scene=name, settle=SETTLE[name], batch=B), compute, PHYSICS)["p"]
+  return golden(f"grad_contact_start_{name}", dict(scene=scene_key(name), settle=SETTLE[name], batch=B), compute,
+                PHYSICS)["p"]
+
+
+def scene_key(name: str):
+  """A golden key's scene: the name of a file in scenes/, the dict itself otherwise."""
+  src = source(name)
+  return src if isinstance(src, dict) else name
 
 
 def gradients_at(rg, p0: np.ndarray, steps: int, dtype, device: str) -> dict[str, np.ndarray]:
@@ -39,11 +54,11 @@ def gradients_at(rg, p0: np.ndarray, steps: int, dtype, device: str) -> dict[str
 
 def oracle(name: str, steps: int, dtype) -> dict[str, np.ndarray]:
   def compute():
-    model = engine.load_scene(SCENES / f"{name}.json", dtype=dtype, device="CPU")
+    model = engine.load_scene(source(name), dtype=dtype, device="CPU")
     rg = RolloutGrad(model, wrt_of(model))
     return {f"{n}/{k}": v for n in HORIZONS for k, v in gradients_at(rg, start(name), n, dtype, "CPU").items()}
-  out = golden(f"grad_contact_{name}_{dtype.name}", dict(scene=name, settle=SETTLE[name], horizons=HORIZONS, batch=B,
-               wrt=wrt_of(engine.load_scene(SCENES / f"{name}.json")), code=inspect.getsource(gradients_at)),
+  out = golden(f"grad_contact_{name}_{dtype.name}", dict(scene=scene_key(name), settle=SETTLE[name], horizons=HORIZONS,
+               batch=B, wrt=wrt_of(engine.load_scene(source(name))), code=inspect.getsource(gradients_at)),
                compute, PHYSICS)
   return {k.split("/", 1)[1]: v for k, v in out.items() if k.startswith(f"{steps}/")}
 
@@ -51,7 +66,7 @@ def oracle(name: str, steps: int, dtype) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("steps", HORIZONS)
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"grad_{n}")) for n in SETTLE])
 def test_parity_grad_contact(name: str, steps: int):
-  model, rg = kernel(name)
+  model, rg = kernel(name, source(name))
   got = gradients_at(rg, start(name), steps, dtypes.float32, "WEBGPU")
   judge(f"{name} impact x{steps}", model, got, oracle(name, steps, dtypes.float64), oracle(name, steps, dtypes.float32))
 

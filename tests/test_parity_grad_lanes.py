@@ -12,9 +12,11 @@ whole share (bounce's one contact carries all of its impact's gradient), orders 
 contact in its step (a geom parameter has a gradient), or the contact stages' lanes would go unchecked: cradle's
 balls touch at its start, bounce lands in step 111, armed_lander's feet in step 81.
 
-Each case compiles a 32-lane backward program (lavapipe: 45 s to 5 min), so the default suite runs the cheapest
-contact scene and `make test-slow` joints with contacts (cradle), the armature stage with contacts (armed_lander)
-and muscles on tendons without contacts (leg2: state 2.3e-7, controls equal, parameters 1.5e-8).
+Each case compiles a 32-lane backward program (lavapipe: 45 s to 5 min), so the default suite runs one contact scene,
+a box bouncing on its corners (the narrowphase's, the contact passes' and the restitution stage's lanes: equal bit for
+bit, 2026-11-29), and `make test-slow` the ball's bounce, joints with contacts (cradle), the armature stage with
+contacts (armed_lander) and muscles on tendons without contacts (leg2: state 2.3e-7, controls equal, parameters
+1.5e-8).
 """
 from __future__ import annotations
 import numpy as np
@@ -24,19 +26,21 @@ import engine
 from engine import wgsl_backward
 from engine.simulator import Simulator
 from oracle.packed import pack_state
-from tests.helpers import SCENES, wgsl_checked  # noqa: F401 (autouse)
+from tests.helpers import SCENES, box_bounce, wgsl_checked  # noqa: F401 (autouse)
 
 REL = 1e-6
 # scene, batch, env-steps from its kicked start to a state in contact (bounce: the step of its first impact), and the
 # tape's mode (None: store where it fits, kernels/tape.py store_mode; False: replay each substep)
-CASES = [pytest.param("bounce", 2, 110, None, id="bounce"),
+CASES = [pytest.param("bounce", 2, 110, None, id="bounce", marks=pytest.mark.slow),
          pytest.param("bounce", 2, 110, False, id="bounce-replay", marks=pytest.mark.slow),
          pytest.param("cradle", 2, 0, None, id="cradle", marks=pytest.mark.slow),
+         # the restitution stage's pairs on their lanes: a box's first corner strikes in step 26 (env 0)
+         pytest.param("box_bounce", 2, 25, None, id="box_bounce"),
          # the armature stage (lane 0's) with contacts: a free box standing on two armed legs; 5 min to compile
          pytest.param("armed_lander", 2, 80, None, id="armed_lander", marks=pytest.mark.slow),
          # muscles, tendons and the activations (lane 0's), on joints without contacts
          pytest.param("leg2", 2, 5, None, id="leg2", marks=pytest.mark.slow)]
-SOURCES = {"armed_lander": SCENES.parent / "tests" / "mjcf" / "armed_lander.xml"}
+SOURCES = {"armed_lander": SCENES.parent / "tests" / "mjcf" / "armed_lander.xml", "box_bounce": box_bounce()}
 
 
 def rel(a: np.ndarray, b: np.ndarray) -> float:

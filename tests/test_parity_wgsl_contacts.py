@@ -3,7 +3,7 @@ split from it so pytest-xdist runs the two halves on both cores)."""
 import pytest
 from engine.parity import compare_cases
 from test_parity_wgsl import SHARED, check, check_scene, scene_params
-from tests.helpers import SCENES, sunk_pair, wgsl_checked  # noqa: F401 (autouse)
+from tests.helpers import SCENES, box_bounce, sunk_pair, wgsl_checked  # noqa: F401 (autouse)
 
 
 # the full step's parity is left to the scenes of the same stages at a smaller size: pile200's step costs 33 s in the
@@ -36,4 +36,13 @@ def test_parity_depenetration(armature: float):
   on the hinge, whose Jacobi passes may only undo the approach and whose contacts' last pass pushes (kernels/solve.wgsl
   depenetration). Within 1e-4 of the oracle, or the float64 floor."""
   for res in compare_cases(sunk_pair(0.5, armature=armature), [(30, 0.0), (10, 0.5)], batch=4, judge=False, **SHARED):
+    check(res, tol=1e-4)
+
+
+@pytest.mark.xdist_group("box_bounce")
+def test_parity_box_bounce():
+  """The restitution stage (kernels/restitution.wgsl): drop.json's box with e = 1 dropped 5 cm, through its landing
+  (~step 24) and rebound, its four corners on the floor at once (unkicked) and one by one (kicked 0.3): within 1e-4 of
+  the oracle, or the float64 floor."""
+  for res in compare_cases(box_bounce(), [(40, 0.0), (40, 0.3)], batch=4, judge=False, **SHARED):
     check(res, tol=1e-4)

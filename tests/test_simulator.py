@@ -74,6 +74,18 @@ CLUSTER = {"name": "cluster", "substeps": 4, "contact": {"pair_capacity": 2, "ha
                        "size": [0.1]}]} for k in range(4)], "world": {"geoms": [{"type": "plane"}]}}
 
 
+def test_simulator_restitution_without_its_stage_is_named():
+  """A model given restitution after it was built (contact_restitution False: its substeps skip the restitution
+  stage, oracle/restitution.py) is refused at the front door rather than stepped without it; with the flag set it is
+  accepted."""
+  model = engine.load_scene(CLUSTER)
+  assert not model.contact_restitution
+  bouncy = model.replace(geom_restitution=model.geom_restitution + 0.5)
+  with pytest.raises(ValueError, match=r"cluster: geom_restitution is non-zero .*replace\(contact_restitution=True\)"):
+    engine.Simulator(bouncy)
+  assert engine.Simulator(bouncy.replace(contact_restitution=True)).model.contact_restitution
+
+
 def _graph_calls(sim) -> int:
   """Graph launches among the captured calls of a Simulator's JITs (both tiers)."""
   from engine.cpu_graph import graph_batches

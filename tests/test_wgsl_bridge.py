@@ -187,7 +187,6 @@ def test_verify_wgsl_names_mirror_the_oracle_functions(kernel):
 
 # adjoints named <name>_adj whose <name> is no forward function: parts of the reversal that the forward does inline
 ADJOINT_PARTS = {"dlam": "dlam = (-err - at lam) / (w + at), inside positional and angular",
-                 "impulse": "a Correction from an impulse, inside positional, angular and point",
                  "apply_pair": "apply to both sides, as every multi-part constraint does",
                  "cross": "the WGSL built-in",
                  "clip01": "clamp(x, 0, 1), the WGSL built-in (the oracle's clip(0, 1)), as tinygrad differentiates it",

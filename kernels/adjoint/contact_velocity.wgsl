@@ -15,7 +15,6 @@ fn contact_velocity_adj(h: f32) {
     adj_cth[b] = adj_w[b] * scale;
   }
   barrier();
-  let grav = p3(OFF_GRAVITY);
   for (var k = lane; k < n_live_slots(); k += LANES) {
     let i = live_slot(k);
     if (scr[sl(i) + SLOT_TOUCHED] <= 0.0) { zero_item(i); continue; }   // no impulse
@@ -39,8 +38,7 @@ fn contact_velocity_adj(h: f32) {
     let fmax = fric * lam_n * wt / h;
     let friction = min(fmax, st.len);
     let u0 = scr[sl(i) + SLOT_APPROACH];
-    let bounce = abs(u0) > 2.0 * sqrt(dot(grav, grav)) * h;
-    let e = select(0.0, scr[sl(i) + SLOT_RESTITUTION], bounce);
+    let e = bounce(i, h);
     let du = -u + min(-e * u0, 0.0);
     let fsel = select(0.0, friction, st.on);
     let dv = n * du - st.dir * fsel;
@@ -93,7 +91,7 @@ fn contact_velocity_adj(h: f32) {
     add_slot_adj3(a + SA_RB, r2.v);
     tape[a + SA_FRICTION] = tape[a + SA_FRICTION] + gfmax * lam_n * wt / h;
     tape[a + SA_LAMBDA_N] = tape[a + SA_LAMBDA_N] + gfmax * fric * wt / h;
-    tape[a + SA_RESTITUTION] = tape[a + SA_RESTITUTION] + select(0.0, -u0 * ga, bounce);
+    tape[a + SA_RESTITUTION] = tape[a + SA_RESTITUTION] + select(0.0, -u0 * ga, bounces(i, h));
     tape[a + SA_APPROACH] = tape[a + SA_APPROACH] - e * ga;
   }
   if (LANES == 1u) { return; }

@@ -89,12 +89,5 @@ fn narrowphase_adj() {   // with LANES > 1 the pairs on their lanes, then each b
   }
   if (LANES == 1u) { return; }
   barrier();
-  for (var b = lane; b < NBODY; b += LANES) {
-    for (var k = 0u; k < n_live_pairs(); k++) {
-      let p = live_pair(k);
-      let g = pair_geoms(p);
-      if (geom_body(u32(g.x)) == i32(b)) { add_rec(true, b, p, 0u); }
-      if (geom_body(u32(g.y)) == i32(b)) { add_rec(true, b, p, 1u); }
-    }
-  }
+  for (var b = lane; b < NBODY; b += LANES) { gather_pairs(true, b); }
 }

@@ -4,12 +4,12 @@
 // row (PARAMS, in the forward's buffer layout; engine/wgsl.py sums a shared row over the batch).
 //
 // How: a forward pass from the checkpoint records each substep's start state on the tape; then, substep by substep
-// from the last, substep_adj runs the stages' adjoints in reverse (joint_damping_adj, contact_velocity_adj,
-// recover_adj, armature_adj after the contacts' last pass, solve_adj per Jacobi iteration, narrowphase_adj,
-// integrate_adj, motor_loads_adj and armature_start_adj), each named as its
-// forward stage and kept in the file of that name under kernels/adjoint/. An iteration's adjoint needs its input state and multipliers: with TAPE_SUBSTEPS ==
-// SUBSTEPS the first pass records them for every substep (memory), with TAPE_SUBSTEPS == 1 substep_adj replays the
-// substep from its start and records them again (time). kernels/tape.py tape_layout chooses.
+// from the last, substep_adj runs the stages' adjoints in reverse (joint_damping_adj, restitution_adj,
+// contact_velocity_adj, recover_adj, armature_adj after the contacts' last pass, solve_adj per Jacobi iteration,
+// narrowphase_adj, integrate_adj, motor_loads_adj and armature_start_adj), each named as its forward stage and kept
+// in the file of that name under kernels/adjoint/. An iteration's adjoint needs its input state and multipliers: with
+// TAPE_SUBSTEPS == SUBSTEPS the first pass records them for every substep (memory), with TAPE_SUBSTEPS == 1
+// substep_adj replays the substep from its start and records them again (time). kernels/tape.py tape_layout chooses.
 //
 // Buffers: the step kernel's (outp holds the gradients: per env [state NROWS x 13 | ctrl NCTRL | params NPARAM],
 // and for a trajectory each step's control gradients after them),
@@ -134,6 +134,15 @@ fn gather_slots(vw: bool, b: u32, base: u32) {
     let i = live_slot(k);
     if (slot_body(i, 0u) == i32(b)) { add_rec(vw, b, base + i, 0u); }
     if (slot_body(i, 1u) == i32(b)) { add_rec(vw, b, base + i, 1u); }
+  }
+}
+// the records of the live pairs (item p) whose sides are body b, in live order
+fn gather_pairs(vw: bool, b: u32) {
+  for (var k = 0u; k < n_live_pairs(); k++) {
+    let p = live_pair(k);
+    let g = pair_geoms(p);
+    if (geom_body(u32(g.x)) == i32(b)) { add_rec(vw, b, p, 0u); }
+    if (geom_body(u32(g.y)) == i32(b)) { add_rec(vw, b, p, 1u); }
   }
 }
 // the gradient of a joint's Correction: its sides' summed-correction gradients (the world's: zero)
@@ -288,7 +297,18 @@ fn substep_adj(s: u32, h: f32) {
     barrier();
   }
   // per body from here on each body on its lane, but for the stages' barriers
-  if (NSLOT > 0u) { restore_velocities(t_contact_velocity()); contact_velocity_adj(h); }
+  if (NSLOT > 0u) {
+    restore_velocities(t_contact_velocity());
+    if (RESTITUTION) {   // the stage's input, the contact velocity pass's output: recomputed from the pass's input
+      barrier();
+      contact_velocity(h);
+      barrier();
+      restitution_adj(h);
+      barrier();
+      restore_velocities(t_contact_velocity());
+    }
+    contact_velocity_adj(h);
+  }
   recover_adj(h);
   if (NARMTREE > 0u) {
     barrier();
