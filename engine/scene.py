@@ -39,12 +39,21 @@ def load_scene_dict(src) -> dict:
 def load_scene(src, dtype: DType | None = None, device: str | None = None) -> Model:
   """Load a scene (path to a JSON file, or a dict) into a Model whose tensors have `dtype` (default float32) on
   `device` (default: tinygrad's default device). Raises SceneError for any problem in the scene."""
-  dtype = dtypes.float32 if dtype is None else dtype
-  return build_model(load_scene_dict(src), dtype, device)
+  return build_model(load_scene_dict(src), dtypes.float32 if dtype is None else dtype, device)
+
+
+def _float_dtype(dtype) -> DType:
+  """dtype as the engine's float type: dtypes.float32 or dtypes.float64, or their names; anything else is an error
+  that names it (float16 cannot hold a substep's gravity step, g h^2 ~ 1e-5 of a metre, next to a pose)."""
+  got = getattr(dtypes, dtype, None) if isinstance(dtype, str) else dtype
+  if got not in (dtypes.float32, dtypes.float64):
+    raise ValueError(f"dtype: expected dtypes.float32 or dtypes.float64 (or 'float32', 'float64'), got {dtype!r}")
+  return got
 
 
 def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None = None) -> Model:
   """Model from a dict returned by load_scene_dict."""
+  dtype = _float_dtype(dtype)
   with np.errstate(all="ignore"):  # overflow from absurd but finite inputs is reported by _check_finite instead
     arrays, geom_paths = _bodies_and_geoms(scene)
     arrays.update(_joints(scene, arrays["body_pos0"], arrays["body_quat0"]))
@@ -52,7 +61,7 @@ def build_model(scene: dict, dtype: DType = dtypes.float32, device: str | None =
     arrays.update(actuator_arrays(scene))
     arrays.update(site_arrays(scene, arrays["body_pos0"], arrays["body_quat0"]))
   bodies, joints, sites, tendons = scene["bodies"], scene["joints"], scene["sites"], scene["tendons"]
-  np_dtype = _to_np_dtype(dtype) if dtype in (dtypes.float16, dtypes.float32, dtypes.float64) else np.float64
+  np_dtype = _to_np_dtype(dtype)
   _check_finite(arrays, np_dtype, geom_paths)
   tensors = {k: Tensor(np.ascontiguousarray(a, dtype=np_dtype), dtype=dtype, device=device) for k, a in arrays.items()}
   group = [()] * len(joints)   # two or three hinges on one body: hinge2 or hinge3 joints (oracle/constraints/hinges.py)

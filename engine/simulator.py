@@ -1,5 +1,7 @@
 """The simulator: batching, reset, and stepping and rollouts through the front door (engine/stepping.py)."""
 from __future__ import annotations
+import math
+import numbers
 import numpy as np
 from tinygrad import Tensor
 from engine.kinematics import start_pose
@@ -44,6 +46,10 @@ class Simulator:
     reference starts at its nearest bound: engine/kinematics.start_pose). noise > 0 adds N(0, noise^2) to every
     body's linear [m/s] and angular [rad/s] velocity, seeded, so envs differ without breaking joints (the constraints
     project positions)."""
+    if not (seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0)):
+      raise ValueError(f"seed: expected None or an int >= 0, got {seed!r}")
+    if not (isinstance(noise, numbers.Real) and not isinstance(noise, bool) and math.isfinite(noise) and noise >= 0):
+      raise ValueError(f"noise: expected a finite number >= 0 (the velocity kick's standard deviation), got {noise!r}")
     m, B = self.model, self.batch
     def rep(t): return t.reshape(1, *t.shape).expand(B, *t.shape)
     vel, angvel = rep(m.body_vel0), rep(m.body_angvel0)

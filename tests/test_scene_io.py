@@ -142,6 +142,10 @@ def test_scene_io_dtype_and_device():
   assert all(t.dtype == dtypes.float64 and t.device == "CPU" for t in m64.tensors().values())
   np.testing.assert_allclose(m32.body_pos0.numpy(), m64.body_pos0.numpy(), rtol=1e-7)
   assert m64.dt == pytest.approx(1 / 240) and (m64.substeps, m64.iterations, m64.relaxation) == (20, 1, 1.0)
+  assert load_scene(str(ROOT / "scenes" / "pendulum.json"), dtype="float64").body_pos0.dtype == dtypes.float64
+  for bad in (dtypes.float16, "float16", dtypes.int32, 5):   # the engine computes in float32 or float64 only
+    with pytest.raises(ValueError, match=r"dtype: expected dtypes.float32 or dtypes.float64 .* got"):
+      load_scene(str(ROOT / "scenes" / "pendulum.json"), dtype=bad)
 
 
 # --- mass properties against hand calculations ---

@@ -67,6 +67,9 @@ def test_simulator_bad_input_is_named(sim):
     sim.trajectory(s.replace(body_vel=s.body_vel.to("PYTHON")), 1)
   with pytest.raises(ValueError, match="state.time: expected dtypes.float"):
     sim.rollout(s.replace(time=s.time.cast(dtypes.int32)), 1)
+  for kw, what in ((dict(noise=-0.1), "noise"), (dict(noise=float("nan")), "noise"), (dict(seed=1.5), "seed"),
+                   (dict(seed=-1), "seed"), (dict(seed=True), "seed")):
+    with pytest.raises(ValueError, match=f"{what}: expected"): sim.reset(**kw)
 
 
 CLUSTER = {"name": "cluster", "substeps": 4, "contact": {"pair_capacity": 2, "hash_slots": 64},
