@@ -2,7 +2,8 @@
 on the float64 oracle. A study: each variant replaces oracle.step's contact_velocity for this process, and runs
 without the restitution stage, but for the patch, which is that stage (oracle/restitution.py, built from this study).
 
-  python bench/study_restitution.py     # ~3 min on 2 cores; the table in bench/README.md
+  python bench/study_restitution.py         # 31 s on 2 cores; the table in bench/README.md
+  python bench/study_restitution.py cost    # what the stage costs, kernel and oracle (~2 min)
 
 The defect (oracle/contact_velocity.py, kernels/contact_velocity.wgsl): each touched contact asks for the impulse that
 sets its own approach speed to -e times the one before the solve, with its own effective mass (the body's inverse
@@ -86,7 +87,35 @@ def box_drop(variant, tilt: float, steps: int = 90, stage: bool = False) -> dict
   return {"rebound_m": max(z[land:]) - 0.1, "energy_after_bounce": e[land + 10] / e0, "energy_end": e[-1] / e0}
 
 
+def stage_cost(batches=(("wgsl", 256), ("oracle", 64)), steps: int = 60) -> list[dict]:
+  """What the stage costs: env-steps/s of the box (its restitution 1, so the stage runs, against 0, so it is skipped)
+  from the same kicked states, each backend in one run, best of two, after a warm-up rollout (the compile)."""
+  import time
+  from tests.helpers import box_bounce
+  rows = []
+  for backend, batch in batches:
+    best = {}
+    for _ in range(2):
+      for e in (0.0, 1.0):
+        d = box_bounce()
+        d["bodies"][0]["geoms"][0]["restitution"] = d["world"]["geoms"][0]["restitution"] = e
+        model = engine.load_scene({**d, "name": f"box_e{e:g}"}, device="WEBGPU" if backend == "wgsl" else None)
+        sim = Simulator(model, batch=batch, backend=backend)
+        start = sim.reset(seed=0, noise=0.1)
+        sim.rollout(start, steps).body_pos.numpy()
+        t = time.perf_counter()
+        sim.rollout(start, steps).body_pos.numpy()
+        best[e] = max(best.get(e, 0.0), batch * steps / (time.perf_counter() - t))
+    rows.append({"backend": backend, "batch": batch, "env_steps_per_s_without": best[0.0],
+                 "env_steps_per_s_with": best[1.0], "ratio": best[1.0] / best[0.0]})
+    print(json.dumps(rows[-1]), flush=True)
+  return rows
+
+
 def main() -> int:
+  if sys.argv[1:] == ["cost"]:
+    stage_cost()
+    return 0
   variants = {"the pass (before the stage)": PASS, **{f"sweeps {r}": sweeps(r) for r in (4, 8, 16)},
               "patch (the engine: oracle/restitution.py)": PASS}
   rows = []
