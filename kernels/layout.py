@@ -70,7 +70,7 @@ def slot_layout() -> dict[str, int]:
   return {f"SLOT_{k}": v for k, v in {"ROW": 0, **row, **res, "W": contacts.ROW + solve.CONTACT_W}.items()}
 
 
-PUSH_W = 13   # a pair's push in the restitution stage's rows: [dv1 | dw1 | dv2 | dw2 | 1 if it pushes]
+PUSH_W = 12   # a pair's push in the restitution stage's rows: its Correction [dv1 | dw1 | dv2 | dw2]
 
 
 def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
@@ -115,7 +115,7 @@ def contact_tables(model: Model) -> tuple[dict[str, int], list[int]]:
   scr["SCR_ROW"] = scr["SCR_BUCKET"] + nbucket * model.hash_slots * bool(model.pair_capacity)
   scr["SCR_LIVE"] = scr["SCR_ROW"] + 2 * nt * len(geoms)
   scr["SCR_BODYP"] = scr["SCR_LIVE"] + 2 + npair + n
-  # the restitution stage's push per pair (kernels/restitution.wgsl): its Correction and whether it pushes
+  # the restitution stage's push per pair (kernels/restitution.wgsl): its Correction
   scr["SCR_PUSH"] = scr["SCR_BODYP"] + 2 * model.nbody + 1 + 2 * npair
   scr["OVF"] = scr["SCR_PUSH"] + PUSH_W * npair * model.contact_restitution
   counts = {"NPAIR": npair, "NSLOT": n, "NPLANE_PAIR": len(planes), "NHASH": len(geoms), "NBUCKET": nbucket,

@@ -8,9 +8,7 @@
 // With LANES > 1 the pairs run on their lanes and each body's lane gathers their records after them
 fn restitution_adj(h: f32) {
   for (var b = lane; b < NBODY; b += LANES) {   // the gradient of each body's summed push (adj_cx, adj_cth: free here)
-    var dv = vec3<f32>(0.0);
-    var dw = vec3<f32>(0.0);
-    let scale = 1.0 / max(push_sum(b, &dv, &dw), 1.0);
+    let scale = 1.0 / max(push_count(b, h), 1.0);
     adj_cx[b] = adj_v[b] * scale;
     adj_cth[b] = adj_w[b] * scale;
   }
