@@ -1,5 +1,10 @@
 // The contact half of the velocity pass (oracle/contact_velocity.py): dynamic friction and restitution of every
 // contact that touched in the position solve (M20 sec. 3.6, eqs. 30-35)
+// the relative velocity, a to b, of the points at world offsets oa, ob from bodies ba's and bb's centres of mass
+// (oracle/contact_velocity.py point_velocity; -1: the world)
+fn point_velocity(ba: i32, bb: i32, oa: vec3<f32>, ob: vec3<f32>) -> vec3<f32> {
+  return (body_vel(ba) + cross(body_angvel(ba), oa)) - (body_vel(bb) + cross(body_angvel(bb), ob));
+}
 // live slot i's sides and bodies, normal, points' offsets from the centres of mass (world) and relative velocity
 // there, a to b (kernels/adjoint/contact_velocity.wgsl replays it)
 struct SlotMotion { s1: Side, s2: Side, ba: i32, bb: i32, n: vec3<f32>, oa: vec3<f32>, ob: vec3<f32>, vrel: vec3<f32> }
@@ -10,8 +15,7 @@ fn slot_motion(i: u32) -> SlotMotion {
   let bb = slot_body(i, 1u);
   let oa = rotate(s1.q, lv3(sl(i) + SLOT_RA));
   let ob = rotate(s2.q, lv3(sl(i) + SLOT_RB));
-  let vrel = (body_vel(ba) + cross(body_angvel(ba), oa)) - (body_vel(bb) + cross(body_angvel(bb), ob));
-  return SlotMotion(s1, s2, ba, bb, lv3(sl(i) + SLOT_NORMAL), oa, ob, vrel);
+  return SlotMotion(s1, s2, ba, bb, lv3(sl(i) + SLOT_NORMAL), oa, ob, point_velocity(ba, bb, oa, ob));
 }
 
 // slot i's restitution coefficient where it applies (oracle/contact_velocity.py bounce): its approach speed before

@@ -42,8 +42,7 @@ fn restitution(h: f32) {
     let p = live_pair(k);
     let m = pair_mean(p, h);
     let n = norm_dir(m.n, 1e-12).dir;
-    let vrel = (body_vel(m.ba) + cross(body_angvel(m.ba), m.oa)) - (body_vel(m.bb) + cross(body_angvel(m.bb), m.ob));
-    let du = min(m.goal - dot(vrel, n), 0.0);   // push apart only
+    let du = min(m.goal - dot(point_velocity(m.ba, m.bb, m.oa, m.ob), n), 0.0);   // push apart only
     let on = m.cnt > 0.0;
     let P = select(0.0, du / (inv_mass_at(m.s1, m.oa, n) + inv_mass_at(m.s2, m.ob, n) + 1e-30), on);
     let c = impulse(m.s1, m.s2, m.oa, m.ob, n * P);

@@ -20,7 +20,7 @@ fn restitution_adj(h: f32) {
     let n = norm_dir(m.n, 1e-12).dir;
     let wa = body_angvel(m.ba);
     let wb = body_angvel(m.bb);
-    let vrel = (body_vel(m.ba) + cross(wa, m.oa)) - (body_vel(m.bb) + cross(wb, m.ob));
+    let vrel = point_velocity(m.ba, m.bb, m.oa, m.ob);
     let un = dot(vrel, n);
     let w = inv_mass_at(m.s1, m.oa, n) + inv_mass_at(m.s2, m.ob, n) + 1e-30;
     let P = min(m.goal - un, 0.0) / w;
