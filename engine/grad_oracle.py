@@ -14,11 +14,18 @@ materialises an intermediate whose consumers index it differently (here: the for
 whenever it reads more than 3 buffers, and a joint's intermediates read the packed state, 2-3 model fields and cached
 index masks. Tried: gathering each joint type's two sides, and all joint parameters, into one buffer each. That cut
 the VJP to 22 kernels and 8 ms per substep (gradients equal within 8e-11) but doubled the capture to 100 s (ant: 1815
--> 527 kernels, 199 -> 355 s), a loss below ~1,000 substeps, so it is not in. Per-stage VJPs over packed inputs, or
-the hand-written backward kernel, are the ways forward.
+-> 527 kernels, 199 -> 355 s), a loss below ~1,000 substeps, so it is not in.
+
+segmented=True differentiates a substep one stage at a time (_vjp_segmented): the same gradients from a graph per
+stage (float64, 2026-11-29: box_bounce's impact within 1.2e-15 of the whole VJP, tests/test_parity_grad_contact.py;
+cradle's first substep within 6.5e-14). Where the whole VJP's graph is large it is the one that fits: stack10's was
+killed at 22 GB on this 23 GB VM, while its segmented references (tests/test_parity_grad.py SEGMENTED, 10 steps at
+batch 2) took 96 s at 0.83 GB in float64 and 138 s at 1.03 GB in float32. The whole VJP stays the default: the
+other golden references were computed with it.
 """
 from __future__ import annotations
 from tinygrad import Tensor
+from tinygrad.uop.ops import Ops
 from engine.stepping import Stepper, check_ctrl, jit
 from oracle.packed import pack_state, unpack_state
 from oracle.types import State
@@ -33,22 +40,65 @@ class RolloutGrad:
   checkpointed with the step; each substep's VJP rebuilds the plan from it, so gradients reach the geom and body
   parameters the contacts use (friction, sizes, masses)."""
 
-  def __init__(self, model, wrt: tuple[str, ...] = ()):
+  def __init__(self, model, wrt: tuple[str, ...] = (), segmented: bool = False):
     for name in wrt:
       if not isinstance(getattr(model, name, None), Tensor):
         raise ValueError(f"wrt: {name!r} is not a Model tensor field")
     self.model, self.wrt = model, tuple(wrt)
     self.stepper = Stepper(model, differentiable=True)
     self._fwd = jit(lambda p, ctrl, *pairs: self.stepper.substep(p, ctrl, pairs).realize())
-    self._vjp = jit(self._vjp_fn)
+    self._vjp = jit(self._vjp_segmented if segmented else self._vjp_fn)
+
+  def _inputs(self, packed: Tensor, ctrl: Tensor) -> list[Tensor]:
+    """What a substep's VJP differentiates: the packed state, the controls (with actuators) and the wrt fields."""
+    return [packed, *([ctrl] if self.model.nact else []), *(getattr(self.model, n) for n in self.wrt)]
+
+  def _grads(self, grads: list[Tensor], ctrl: Tensor) -> tuple[Tensor, ...]:
+    if not self.model.nact: grads = [grads[0], ctrl * 0.0, *grads[1:]]
+    return tuple(g.realize() for g in grads)
 
   def _vjp_fn(self, packed: Tensor, ctrl: Tensor, adj: Tensor, *pairs):
     """(d/d packed, d/d ctrl, d/d each wrt parameter) of <adj, substep(packed, ctrl)>."""
     out = self.stepper.substep(packed, ctrl, pairs)
-    params = [getattr(self.model, n) for n in self.wrt]
-    grads = out.gradient(packed, *([ctrl] if self.model.nact else []), *params, gradient=adj)
-    if not self.model.nact: grads = [grads[0], ctrl * 0.0, *grads[1:]]
-    return tuple(g.realize() for g in grads)
+    return self._grads(out.gradient(*self._inputs(packed, ctrl), gradient=adj), ctrl)
+
+  def _vjp_segmented(self, packed: Tensor, ctrl: Tensor, adj: Tensor, *pairs):
+    """_vjp_fn's result, one stage at a time. tinygrad schedules the VJP of a whole substep as one graph, and for a
+    scene with many contacts that takes more memory than a 23 GB machine has (stack10's: killed at 22 GB; the state's
+    gradient alone 12 GB). Here the substep runs once with each tensor one stage hands the next (oracle/step.py's
+    `cut`) realised; then, from the last stage to the first, it runs again with those values standing in, so that the
+    stage's output is a small graph of the previous stages' values, differentiated and realised alone (stack10: under
+    1 GB). The chain rule across the stages is written here; each stage's VJP is tinygrad's."""
+    saved: list[Tensor] = []
+    def keep(t: Tensor) -> Tensor:   # each stage's value realised
+      saved.append(t.contiguous().realize())
+      return saved[-1]
+    self.stepper.substep(packed, ctrl, pairs, cut=keep)
+
+    def stage(k: int) -> Tensor:
+      """Stage k's value (k == len(saved): the substep's output) as a graph of the saved values, built afresh: a
+      realize swaps the intermediates it computes for buffers in every graph alive at the time, which would cut the
+      paths from an earlier stage's graph to the parameters (the contact plan's rows, shared by the stages)."""
+      lazy: list[Tensor] = []
+      def stand_in(t: Tensor) -> Tensor:
+        lazy.append(t)
+        return saved[len(lazy) - 1]
+      out = self.stepper.substep(packed, ctrl, pairs, cut=stand_in)
+      return out if k == len(saved) else lazy[k]
+    inputs = self._inputs(packed, ctrl)
+    # adjoints of the saved values, then of the inputs; None: nothing reached it yet
+    adjs: list[Tensor | None] = [None] * (len(saved) + len(inputs))
+    for k in range(len(saved), -1, -1):
+      a = adj if k == len(saved) else adjs[k]
+      if a is None: continue   # a stage's value nothing downstream differentiates (a mask)
+      wrt = [i for i in range(k) if saved[i].is_floating_point()] + [len(saved) + j for j in range(len(inputs))]
+      grads = stage(k).gradient(*((saved + inputs)[i] for i in wrt), gradient=a)
+      reached = [(i, g) for i, g in zip(wrt, grads) if g.uop.base.op is not Ops.CONST]   # CONST: y does not use it
+      # one schedule per adjoint: tinygrad's memory grows faster than the graph it schedules (stack10's stages: 10 GB
+      # and more with a stage's adjoints realised together, under 1 GB one by one)
+      for i, g in reached: adjs[i] = (g if adjs[i] is None else adjs[i] + g).realize()
+    total = adjs[len(saved):]
+    return self._grads([t.zeros_like() if g is None else g for t, g in zip(inputs, total)], ctrl)
 
   def _ctrl(self, ctrl, batch: int, steps: int, device) -> list[Tensor]:
     """Per-step controls: None (zeros), one (B, nact) held throughout, or a (steps, B, nact) sequence."""

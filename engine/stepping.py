@@ -246,13 +246,16 @@ class Stepper:
     return (self._pairs(packed).clone().realize(),)
 
   def substep(self, packed: Tensor, ctrl: Tensor | None = None, pairs: tuple[Tensor, ...] = (),
-              model: Model | None = None) -> Tensor:
+              model: Model | None = None, cut=None) -> Tensor:
     """One lazy substep from packed (B, nbody, 13) with the step's pair table (from pairs(), or () without contacts):
     what a checkpointed reverse mode differentiates. model: this model in another dtype (same topology), e.g. float64
-    Jacobians of a float32 simulation."""
+    Jacobians of a float32 simulation. cut: oracle/step.py substep's, between its stages, and on the contact plan's
+    parameter rows."""
     model = self.model if model is None else model
     plan = oracle_step.plan_from_pairs(model, pairs[0]) if pairs else None
-    return oracle_step.substep(model, packed, self.h, self.damping, plan, ctrl if model.nact else None)
+    if plan is not None and cut is not None:   # the per-side parameter rows every contact stage reads
+      plan = dataclasses.replace(plan, pair_side=cut(plan.pair_side), contact_side=cut(plan.contact_side))
+    return oracle_step.substep(model, packed, self.h, self.damping, plan, ctrl if model.nact else None, cut)
 
   # --- checks and stage views (tests, bench, the parity tool) ---
   def max_penetration(self, packed: Tensor) -> Tensor:

@@ -25,6 +25,7 @@ one narrowphase kernel per pair type, a gather, a kernel and a scatter per itera
 The front door (engine/) imports from here only: STAGES, substep, step_packed and the stages and predicates below.
 """
 from __future__ import annotations
+from typing import Callable
 from tinygrad import Tensor
 from oracle.activation import activation
 from oracle.armature import armature, staged
@@ -46,28 +47,36 @@ STAGES = ("broadphase", "motor_loads", "integrate", "narrowphase", "solve", "arm
 
 
 def substep(model: Model, packed: Tensor, h: float, damping: bool, plan: ContactPlan | None = None,
-            ctrl: Tensor | None = None) -> Tensor:
+            ctrl: Tensor | None = None, cut: Callable[[Tensor], Tensor] | None = None) -> Tensor:
   """One XPBD substep on the packed (B, nbody, 13) state (M20 Alg. 2, lines 4-17). plan: this step's candidate
-  contact pairs (oracle/contacts.py), None when the scene has none. ctrl: (B, nact) actuator controls or None."""
+  contact pairs (oracle/contacts.py), None when the scene has none. ctrl: (B, nact) actuator controls or None.
+  cut: called on every tensor a stage hands to the next (in this order, the same every substep), which continues
+  with what it returns; None is the identity. A segmented reverse mode (engine/grad_oracle.py) uses it to
+  differentiate the substep one stage at a time."""
+  cut = cut or (lambda t: t)
+  def cuts(state: tuple) -> tuple:   # solve's (packed, joint multipliers per type, contact result)
+    packed, lam, clam = state
+    return cut(packed), {k: tuple(cut(t) for t in v) for k, v in lam.items()}, None if clam is None else cut(clam)
   packed, act = split_act(model, packed)   # the muscles' activations ride in the packed state's last rows
   start = packed
   force, torque = motor_loads(model, packed, ctrl, act)
-  packed = integrate(model, packed, h, force, torque).contiguous()
+  packed = cut(integrate(model, packed, h, force, torque).contiguous())
   pred = packed
-  contacts = narrowphase(model, plan, packed) if plan is not None else None
+  contacts = cut(narrowphase(model, plan, packed)) if plan is not None else None
   lam, clam = init_lambda(model), None
   late = staged(model)   # then only the contacts' last pass may push out beyond the approach (solve.depenetration)
   for _ in range(model.iterations):
-    packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl, depen=not late)
+    packed, lam, clam = cuts(solve(model, packed, lam, h, plan, contacts, clam, ctrl, depen=not late))
   if late:
-    packed = armature(model, packed, pred, start, h, ctrl).contiguous()
+    packed = cut(armature(model, packed, pred, start, h, ctrl).contiguous())
     # the contacts get the last word: the step, which sees inertia and the limits but not the contacts, may have moved
     # bodies into them (the joints it keeps exactly; a second pass over them would apply the servos twice)
-    if plan is not None: packed, lam, clam = solve(model, packed, lam, h, plan, contacts, clam, ctrl, joints=False)
-  packed = recover(packed, h).contiguous()
-  if plan is not None: packed = contact_velocity(model, plan, contacts, clam, packed, h)
-  if plan is not None and model.contact_restitution: packed = restitution(model, plan, contacts, clam, packed, h)
-  if damping: packed = joint_damping(model, packed, h, ctrl)
+    if plan is not None:
+      packed, lam, clam = cuts(solve(model, packed, lam, h, plan, contacts, clam, ctrl, joints=False))
+  packed = cut(recover(packed, h).contiguous())
+  if plan is not None: packed = cut(contact_velocity(model, plan, contacts, clam, packed, h))
+  if plan is not None and model.contact_restitution: packed = cut(restitution(model, plan, contacts, clam, packed, h))
+  if damping: packed = cut(joint_damping(model, packed, h, ctrl))
   return packed if act is None else join_act(model, packed, activation(model, act, ctrl, h))
 
 
