@@ -71,18 +71,21 @@ SPREAD_RUNS = 6
 # box_bounce's impact, tests/test_parity_grad_contact.py). stack10 after 10 steps of a toppling stack is chaotic at
 # float32 (measured 2026-11-29: the float32 oracle 0.6 to 4.6 from float64 per field, the kernel 0.9 to 3.3), so its
 # x10 case checks the kernel's scale only; its x1 case is the real check (kernel 0.8e-3 to 2.0e-2 from float64, the
-# float32 oracle 0.9e-3 to 2.5e-2). pile's kicked start is in the air for both horizons (its geom gradients are zero):
-# it checks 36 free bodies, not their contacts (x10: state 2.0e-5 from float64, the float32 oracle 2.4e-5)
+# float32 oracle 0.9e-3 to 2.5e-2). pile's and pile200's kicked starts are in the air after 1 step (their geom
+# gradients zero): pile's for both horizons, a check of 36 free bodies (x10: state 2.0e-5 from float64, the float32
+# oracle 2.4e-5), and tests/test_parity_grad_contact.py starts it where its bodies strike and rest; pile200's bodies
+# touch by step 10 (x10: state 0.22 from float64, as the float32 oracle: chaotic at float32 once they collide).
+# Their references (2026-11-29, this VM): pile 672 s / 1.2 GB (float64), 539 s / 1.5 GB (float32); pile200 382 s /
+# 0.4 GB, 367 s / 0.6 GB; stack10 96 s / 0.8 GB, 138 s / 1.0 GB
 SEGMENTED = ("pile", "pile200", "stack10")
-# scenes whose float64 oracle reference is not computed yet: reported as xfail, with why
-NO_REFERENCE = {"pile200": "pile200: no float64 oracle reference computed yet"}
 # make test-slow: the contact scenes whose backward program lavapipe compiles in minutes (stack10's 212 s on an idle
 # VM; the pair functions' adjoints inline into one function) or whose references are not golden files (computed live:
 # minutes, and GBs). Their backward runs fast once compiled (stack10 x1 12 ms an env-step through rollout_grad,
-# measured 2026-11-25). The default suite keeps incline, slide, and bounce and drop (and their impacts:
-# tests/test_parity_grad_contact.py), and leg2 and cradle, whose references are golden files since 2026-11-29 (they
-# took 5.5 and 10 min to compute; the tests, both horizons, 8 and 26 s on a cold shader cache)
-SLOW = ("ant", "pile", "pile200", "stack10")
+# measured 2026-11-25). pile200's two horizons take 63 s on a cold shader cache (2026-11-29). The default suite keeps
+# incline, slide, and bounce and drop (and their impacts: tests/test_parity_grad_contact.py), leg2 and cradle, whose
+# references are golden files since 2026-11-29 (they took 5.5 and 10 min to compute; the tests, both horizons, 8 and
+# 26 s on a cold shader cache), and pile (its four cases here and at its impact, one xdist group: 27 s cold)
+SLOW = ("ant", "pile200", "stack10")
 WRT = tuple(n for n in PARAMS if n.startswith(("body_", "jnt_", "act_", "gravity")) and n != "act_ctrlrange")
 GEOM_WRT = ("geom_friction", "geom_restitution", "geom_size")   # where the scene has contacts
 
@@ -179,7 +182,6 @@ def rel(a: np.ndarray, b: np.ndarray) -> float:
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xdist_group(f"grad_{n}")]
                                                + ([pytest.mark.slow] if n in SLOW else [])) for n in sorted(ALL)])
 def test_parity_grad(name: str, steps: int):
-  if name in NO_REFERENCE: pytest.xfail(NO_REFERENCE[name])
   if (name, steps) in SPREAD: return check_spread_parity(name, steps)   # see the module's docstring
   check_parity(name, steps)
 
