@@ -17,11 +17,11 @@ import engine  # noqa: E402,F401  (points WEBGPU_PATH at dawn-python's Dawn unle
 # group is a scene or a shared object (tests marked xdist_group(name) share its compiles on one worker:
 # tests/helpers.py) or, for a test without the mark, its file (as --dist loadfile would).
 HEAVY_FIRST = ("armature_ant", "envs", "grad_stack10", "apg_reacher", "parity_grad", "stack10", "test_verify_muscle.py",
-               "test_wgsl_bridge.py", "actuators", "pendulum_f64", "grad_chain", "test_verify_pile.py",
+               "test_wgsl_bridge.py", "actuators", "pendulum_f64", "grad_chain", "grad_ant", "test_verify_pile.py",
                "test_verify_armature_mujoco.py", "test_grad_muscle.py", "double_pendulum_f64", "test_verify_stack.py",
-               "test_parity_wgsl_stages.py", "mjcf_half_cheetah", "contact_grad_f64", "pile", "test_grad_armature.py",
-               "planar_half_cheetah", "mjcf_reacher", "test_verify_joints.py", "mjcf_planar_armed",
-               "test_train_ppo.py")
+               "test_parity_wgsl_stages.py", "mjcf_half_cheetah", "contact_grad_f64", "pile", "grad_pile",
+               "test_grad_armature.py", "planar_half_cheetah", "mjcf_reacher", "test_verify_joints.py",
+               "mjcf_planar_armed", "test_train_ppo.py")
 
 
 def _group(item) -> str:
