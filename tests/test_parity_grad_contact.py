@@ -14,11 +14,12 @@ as the float32 oracle's, measured 2026-11-29; after 10 steps 0.28 against 0.34: 
 pile is judged on the kernel's best of RUNS starts (test_parity_grad.check_best_parity's rule; the settled state and
 ones with each float32 entry moved by at most an ulp). In env 1, box 13 rests edge to edge on box 1 at a depth of
 4e-9 m (float64; the SAT's edge axis wins by 9e-4 m, the closest points are 2.4 mm inside the edges' ends), below
-float32's resolution of a position there (3e-8 m at 0.3 m): whether that contact pushes in a substep is a draw of the
-rounding, and the two boxes' state gradients (|g| 1.0e3) follow it. Measured 2026-11-29 after 1 step over 8 such
-starts: the kernel's state gradient 1.4e-2 to 0.40 from float64 (the two boxes' rows off by 49 to 3.5e3), where the
-float32 oracle's one run is at 1.1e-2; a defect would miss at every start. After 10 steps the settling pile is chaotic
-at float32 whichever backend runs it (the float32 oracle 0.12 to 1.3 from float64 per field)."""
+float32's resolution of a position there (3e-8 m at 0.3 m), so whether that contact pushes in a substep is, by all
+appearances, a draw of the rounding: the two boxes' state gradients (|g| 1.0e3), and only theirs, jump with it.
+Measured 2026-11-29 after 1 step over 8 such starts: the kernel's state gradient 1.4e-2 to 0.40 from float64 (the two
+boxes' rows off by 49 to 3.5e3), where the float32 oracle's one run is at 1.1e-2; a defect would miss at every start.
+After 10 steps the settling pile is chaotic at float32 whichever backend runs it (the float32 oracle 0.12 to 1.3 from
+float64 per field)."""
 from __future__ import annotations
 import inspect
 import numpy as np
