@@ -62,7 +62,8 @@ TEST = $(TESTENV) $(RUN) -m pytest -q -n 2 --dist loadgroup -m "not slow"
 test: $(STAMP)
 	$(TEST) $(PYTEST_ARGS)
 
-# the long checks (the heavier contact scenes' gradient parity): tens of minutes on 2 cores
+# the long checks (the heavier contact scenes' gradient parity, the oracle's long horizons): 95 min on this 2-core VM
+# with PYTEST_ARGS='-n 2 --dist loadgroup' (up to 13 GB a worker), its tests' times adding up to 2.9 h (2026-11-30)
 test-slow: $(STAMP)
 	$(TESTENV) $(RUN) -m pytest -q -m slow $(PYTEST_ARGS)
 

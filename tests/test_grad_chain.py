@@ -1,7 +1,7 @@
 """Gradients stay finite through long rollouts of the 10-link chain (float32, the default precision).
 
 Each substep VJP of the chain runs ~240 small kernels on the CPU device (~25 ms): 100 steps take ~1.5-3 min. Both
-checks here, 50 steps and 1,000 (20,000 substep VJPs, well over 10 min on 2 cores), are in `make test-slow`.
+checks here, 50 steps and 1,000 (20,000 substep VJPs: 47 min beside another test, 2026-11-30), are in `make test-slow`.
 Parameter gradients are checked against finite differences on the pendulums (tests/test_grad_*.py); here the state's."""
 import numpy as np
 import pytest
