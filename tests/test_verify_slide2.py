@@ -4,10 +4,9 @@ keeps its orientation and stays in the plane through the anchor, and its coordin
 carries it down the tilted axis until that coordinate rests on its lower bound, while the level axis keeps its kick
 until its own bound stops it. joint_coords reads the first coordinate."""
 import numpy as np
-from tinygrad import dtypes
+from tinygrad import Tensor, dtypes
 import engine
 from oracle.joints import joint_coords
-from oracle.packed import pack_state
 
 A1, A2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.96, 0.28])   # the level axis, the tilted one (16 deg)
 RANGE, RANGE2 = [-0.05, 0.08], [-0.03, 0.04]                     # [m]
@@ -25,21 +24,18 @@ def scene() -> dict:
 def test_verify_slide2_holds_its_plane_orientation_and_ranges():
   model = engine.load_scene(scene(), dtype=dtypes.float64, device="CPU")
   sim = engine.Simulator(model, batch=1)
-  state = sim.reset()
+  _, run = sim.trajectory(sim.reset(), 100)   # every step recorded, then checked at once (not one graph per step)
+  pos, quat = run["pos"][1:, 0, 0], run["quat"][1:, 0, 0]                            # (100, 3), (100, 4)
+  d = pos - ANCHOR
+  angle = 2.0 * np.arcsin(np.minimum(1.0, np.linalg.norm(quat[:, 1:], axis=-1)))   # from the initial (identity) one
   n = np.cross(A1, A2)
-  coords = []
-  for step in range(100):
-    state = sim.step(state)
-    pos, quat = state.body_pos.numpy()[0, 0], state.body_quat.numpy()[0, 0]
-    d = pos - ANCHOR
-    angle = 2.0 * np.arcsin(min(1.0, np.linalg.norm(quat[1:])))   # from the initial (identity) orientation
-    assert abs(d @ n) < 1e-9 and angle < 1e-9, (step, d @ n, angle)
-    u, v = d @ A1, d @ A2
-    assert RANGE[0] - 1e-9 <= u <= RANGE[1] + 1e-9 and RANGE2[0] - 1e-9 <= v <= RANGE2[1] + 1e-9, (step, u, v)
-    q = joint_coords(model, pack_state(state))[0].numpy()[0, 0]
-    assert abs(q - u) < 1e-12, (q, u)
-    coords.append((u, v))
-  u, v = np.array(coords).T
+  assert np.abs(d @ n).max() < 1e-9 and angle.max() < 1e-9, (np.abs(d @ n).max(), angle.max())
+  u, v = d @ A1, d @ A2
+  assert RANGE[0] - 1e-9 <= u.min() and u.max() <= RANGE[1] + 1e-9, (u.min(), u.max())
+  assert RANGE2[0] - 1e-9 <= v.min() and v.max() <= RANGE2[1] + 1e-9, (v.min(), v.max())
+  packed = np.concatenate([run[k][1:, 0] for k in ("pos", "quat", "vel", "angvel")], axis=-1)   # (100, 1, 13)
+  q = joint_coords(model, Tensor(packed, device="CPU"))[0].numpy()[:, 0]
+  assert np.abs(q - u).max() < 1e-12, np.abs(q - u).max()
   assert abs(v[-1] - RANGE2[0]) < 1e-9, v[-20:]     # slid down the tilt onto its lower bound, and rests there
   assert abs(u[-1] - RANGE[1]) < 1e-9, u[-20:]      # the level axis kept its 0.6 m/s until its upper bound
   assert v.max() > 0.0                              # the kick first carried it up the tilt
