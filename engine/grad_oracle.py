@@ -70,8 +70,12 @@ class RolloutGrad:
     stage's output is a small graph of the previous stages' values, differentiated and realised alone (stack10: under
     1 GB). The chain rule across the stages is written here; each stage's VJP is tinygrad's."""
     saved: list[Tensor] = []
-    def keep(t: Tensor) -> Tensor:   # each stage's value realised
-      saved.append(t.contiguous().realize())
+    def keep(t: Tensor) -> Tensor:
+      """Each stage's value realised into a buffer of its own. Not contiguous(): where a value is a view of one saved
+      before it, that realises nothing and keeps the earlier buffer in its graph, so each stage's VJP reached that
+      earlier value through both, doubling its share (bounce, one sphere and one contact slot: contact_side is
+      pair_side's view; d/d body_inv_mass 2x the whole VJP's and float64 differences', found 2026-11-30)."""
+      saved.append(t.clone().realize())
       return saved[-1]
     self.stepper.substep(packed, ctrl, pairs, cut=keep)
 
