@@ -21,8 +21,8 @@ stage (float64, 2026-11-29: box_bounce's impact within 1.2e-15 of the whole VJP;
 6.5e-14; 2026-11-30, after a fix to its `keep`: bounce's impact within 5.1e-16, tests/test_parity_grad_contact.py).
 Where the whole VJP's graph is large it is the one that fits: stack10's was killed at 22 GB on this 23 GB VM, while
 its segmented references (tests/test_parity_grad.py SEGMENTED, 10 steps at batch 2) took 96 s at 0.83 GB in float64
-and 138 s at 1.03 GB in float32. The whole VJP stays the default: the
-other golden references were computed with it.
+and 138 s at 1.03 GB in float32. The whole VJP stays the default: the other golden references were computed
+with it.
 """
 from __future__ import annotations
 from tinygrad import Tensor
