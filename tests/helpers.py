@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 from engine.npquat import quat_mul, quat_rotate
+from oracle.joints import joint_coords
+from oracle.packed import ANGVEL, POS, QUAT, VEL
 from tests.golden import SOURCES, digest, golden, rounded
 
 SCENES = __import__("pathlib").Path(__file__).resolve().parent.parent / "scenes"
@@ -74,6 +76,22 @@ def anchor_errors(model, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
     w2 = pos[:, c] + quat_rotate(quat[:, c], np.broadcast_to(ac[j], pos[:, c].shape))
     errs[:, j] = np.linalg.norm(w1 - w2, axis=-1)
   return errs
+
+
+def packed_rows(rec: dict) -> np.ndarray:
+  """A record's pos, quat, vel and angvel (Simulator.trajectory's, bodies_from_mujoco's) as packed state rows
+  (..., nbody, 13), in oracle/packed.py's layout."""
+  out = np.empty((*rec["pos"].shape[:-1], 13), rec["pos"].dtype)
+  for key, cols in (("pos", POS), ("quat", QUAT), ("vel", VEL), ("angvel", ANGVEL)): out[..., cols] = rec[key]
+  return out
+
+
+def frame_coords(model, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """Joint coordinates and rates (T, B, njoint) of recorded packed rows (T, B, nbody, 13): every frame in one call,
+  the frames folded into the batch (joint_coords is per env), so one graph to schedule rather than one per frame
+  (250 frames took ~35 s one at a time; a hinge group's 120 steps 69 s of the cold suite)."""
+  t = Tensor(rows.reshape(-1, *rows.shape[2:]), dtype=model.body_pos0.dtype, device=model.body_pos0.device)
+  return tuple(c.numpy().reshape(*rows.shape[:2], -1) for c in joint_coords(model, t))
 
 
 def axis_angle(axis, angle: float) -> np.ndarray:

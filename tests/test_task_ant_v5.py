@@ -11,6 +11,7 @@ from engine.mjcf import compile_mjcf   # noqa: E402
 from engine.mjcf_state import bodies_from_mujoco   # noqa: E402
 from engine.scene import build_model, load_scene_dict   # noqa: E402
 from engine.tasks.ant_v5 import AntV5, FRAME_SKIP, ant_xml   # noqa: E402
+from tests.helpers import packed_rows   # noqa: E402
 
 
 
@@ -34,7 +35,7 @@ def test_verify_ant_v5_obs_and_reward_are_mujocos():
     d.qvel[:] = rng.normal(size=m.nv)
     mujoco.mj_forward(m, d)
     b = bodies_from_mujoco(scene, m, d, d0)
-    packed.append(np.concatenate([b["pos"], b["quat"], b["vel"], b["angvel"]], -1))
+    packed.append(packed_rows(b))
     want.append(np.concatenate([d.qpos[2:], d.qvel]))
   packed, want = Tensor(np.array(packed), dtype=dtypes.float64, device="CPU"), np.array(want)
   obs = task.observe(model, packed, None).numpy()

@@ -12,7 +12,7 @@ from engine.kinematics import forward_kinematics
 from engine.tasks import SCENES
 from oracle.joints import joint_coords
 from oracle.packed import pack_state, unpack_state
-from tests.helpers import reference
+from tests.helpers import frame_coords, packed_rows, reference
 
 # several tests load the same scenes (cartpole, pendulum_swingup): one worker compiles each once
 pytestmark = pytest.mark.xdist_group("actuators")
@@ -42,11 +42,7 @@ def run_coords(model, q0, qd0, ctrl, steps):
   packed = forward_kinematics(model, Tensor(q0, dtype=model.body_pos0.dtype), Tensor(qd0, dtype=model.body_pos0.dtype))
   state = unpack_state(packed.realize(), Tensor.zeros(q0.shape[0], dtype=model.body_pos0.dtype))
   _, rec = sim.trajectory(state, steps, ctrl=ctrl)
-  p = np.concatenate([rec["pos"], rec["quat"], rec["vel"], rec["angvel"]], axis=-1)
-  # every frame in one call, frames folded into the batch (joint_coords is per env): one graph to schedule rather than
-  # one per frame (250 frames took ~35 s), the same values
-  q, qd = joint_coords(model, Tensor(p.reshape(-1, *p.shape[2:])))
-  return q.numpy().reshape(*p.shape[:2], -1), qd.numpy().reshape(*p.shape[:2], -1)
+  return frame_coords(model, packed_rows(rec))
 
 
 def test_verify_cartpole_slide_motor():

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
+from tests.helpers import packed_rows
 
 mujoco = pytest.importorskip("mujoco")
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +40,7 @@ def test_verify_armature_step_matches_the_study(name, tmp_path):
   d.qvel[:] = rng.normal(0.0, 0.5, m.nv)
   mujoco.mj_forward(m, d)
   ref = bodies_from_mujoco(scene, m, d, d0)
-  start = np.concatenate([ref["pos"], ref["quat"], ref["vel"], ref["angvel"]], axis=-1)
+  start = packed_rows(ref)
   h = scene["dt"] / scene["substeps"]
   # a working state some way into the substep: poses moved a little, D and TH accumulated, a prediction beside it
   P = np.concatenate([start, rng.normal(0, 1e-4, (model.nbody, 6))], axis=-1)

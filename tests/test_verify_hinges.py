@@ -16,7 +16,7 @@ import engine
 from engine.scene import SceneError, build_model, load_scene_dict
 from oracle.joints import joint_coords
 from oracle.packed import pack_state, unpack_state
-from tests.helpers import F64, anchor_errors, dot_product_case
+from tests.helpers import F64, anchor_errors, dot_product_case, frame_coords, packed_rows
 
 mujoco = pytest.importorskip("mujoco")
 from engine.mjcf import MJCFWarning, bodies_from_mujoco, compile_mjcf, from_mjcf  # noqa: E402
@@ -52,8 +52,7 @@ def test_verify_hinges_coordinates_against_mujoco():
     d.qvel[:] = rng.normal(0.0, 1.0, m.nv)
     mujoco.mj_forward(m, d)
     arrays = bodies_from_mujoco(scene, m, d, d0)
-    packed = np.concatenate([arrays["pos"], arrays["quat"], arrays["vel"], arrays["angvel"]], axis=-1)[None]
-    q, qd = (t.numpy()[0] for t in joint_coords(model, Tensor(packed, **F64)))
+    q, qd = (t.numpy()[0] for t in joint_coords(model, Tensor(packed_rows(arrays)[None], **F64)))
     worst_q = max(worst_q, float(np.abs(q - d.qpos[adr]).max()))
     worst_v = max(worst_v, float(np.abs(qd - d.qvel[vadr]).max()))
     worst_rate = max(worst_rate, float(np.abs(d.qvel).max()))
@@ -84,10 +83,7 @@ def overshoot(kind: str) -> tuple[float, float, float]:
   model = build_model(load_scene_dict(_limited(kind)), dtypes.float64, "CPU")
   sim = engine.Simulator(model, 8)
   _, run = sim.trajectory(sim.reset(seed=0, noise=3.0), int(round(0.5 / model.dt)))
-  # every step's state (the start's left out) as one batch: one joint_coords graph, not one per step (this test took
-  # 69 s of the cold 2-worker suite stepping and reading back one step at a time, 2026-11-30)
-  packed = np.concatenate([run[k][1:] for k in ("pos", "quat", "vel", "angvel")], axis=-1)   # (T, B, nbody, 13)
-  q, qd = (t.numpy() for t in joint_coords(model, Tensor(packed.reshape(-1, *packed.shape[2:]), device="CPU")))
+  q, qd = frame_coords(model, packed_rows(run)[1:])   # every step's state, the start's left out
   lo, hi = model.jnt_range.numpy().T
   over, rate = float(np.maximum(lo - q, q - hi).max()), float(np.abs(qd).max())
   anchor = float(anchor_errors(model, run["pos"][1:].reshape(-1, model.nbody, 3),

@@ -2,7 +2,7 @@
 import numpy as np
 from tinygrad import Tensor
 import engine
-from tests.helpers import SCENES
+from tests.helpers import SCENES, packed_rows
 from oracle.contacts import max_penetration
 
 
@@ -13,7 +13,7 @@ def test_verify_pile_settles_without_overflow():
   model = engine.load_scene(SCENES / "pile.json")
   sim = engine.Simulator(model)
   _, run = sim.trajectory(sim.reset(), 180, every=30)
-  packed = np.concatenate([run["pos"], run["quat"], run["vel"], run["angvel"]], axis=-1)   # (T, 1, nbody, 13)
+  packed = packed_rows(run)   # (T, 1, nbody, 13)
   assert np.isfinite(packed).all()
   assert int(run["overflow"].max()) == 0
   # every recorded state as one batch: one narrowphase graph instead of one per frame

@@ -4,9 +4,9 @@ keeps its orientation and stays in the plane through the anchor, and its coordin
 carries it down the tilted axis until that coordinate rests on its lower bound, while the level axis keeps its kick
 until its own bound stops it. joint_coords reads the first coordinate."""
 import numpy as np
-from tinygrad import Tensor, dtypes
+from tinygrad import dtypes
 import engine
-from oracle.joints import joint_coords
+from tests.helpers import frame_coords, packed_rows
 
 A1, A2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.96, 0.28])   # the level axis, the tilted one (16 deg)
 RANGE, RANGE2 = [-0.05, 0.08], [-0.03, 0.04]                     # [m]
@@ -33,8 +33,7 @@ def test_verify_slide2_holds_its_plane_orientation_and_ranges():
   u, v = d @ A1, d @ A2
   assert RANGE[0] - 1e-9 <= u.min() and u.max() <= RANGE[1] + 1e-9, (u.min(), u.max())
   assert RANGE2[0] - 1e-9 <= v.min() and v.max() <= RANGE2[1] + 1e-9, (v.min(), v.max())
-  packed = np.concatenate([run[k][1:, 0] for k in ("pos", "quat", "vel", "angvel")], axis=-1)   # (100, 1, 13)
-  q = joint_coords(model, Tensor(packed, device="CPU"))[0].numpy()[:, 0]
+  q = frame_coords(model, packed_rows(run)[1:])[0][:, 0, 0]   # the first coordinate, every step
   assert np.abs(q - u).max() < 1e-12, np.abs(q - u).max()
   assert abs(v[-1] - RANGE2[0]) < 1e-9, v[-20:]     # slid down the tilt onto its lower bound, and rests there
   assert abs(u[-1] - RANGE[1]) < 1e-9, u[-20:]      # the level axis kept its 0.6 m/s until its upper bound
