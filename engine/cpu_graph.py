@@ -173,3 +173,11 @@ def kernel_count(jit) -> int:
   GlobalCounters.kernel_count counts a graph batch as one)."""
   graphed = graph_batches(jit)
   return len(jit.captured.linear.src) - len(graphed) + sum(len(c.src[0].src[0].src) for c in graphed)
+
+
+def host_copies(jit) -> int:
+  """Copies from host memory (Tensors made from Python values or numpy: tinygrad's PYTHON and NPY devices) among a
+  captured TinyJit's calls. Each replays on every call, so the step realises its constants outside any capture
+  (oracle/math3.py const)."""
+  def host(u: UOp) -> bool: return str(u.device).split(":")[0] in ("PYTHON", "NPY")
+  return sum(c.src[0].op is Ops.COPY and host(get_call_arg_uops(c)[1]) for c in jit.captured.linear.src)

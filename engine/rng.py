@@ -4,6 +4,7 @@ key, functionally (as in JAX). The mixer is Wellons' lowbias32 integer hash."""
 from __future__ import annotations
 import numpy as np
 from tinygrad import Tensor, dtypes
+from oracle.math3 import const
 
 GOLDEN = 0x9E3779B9  # Weyl increment: spreads consecutive counters before hashing
 
@@ -26,6 +27,7 @@ def env_keys(seed: int, n: int, device: str | None = None) -> Tensor:
 
 def uniform(key: Tensor, n: int, dtype=dtypes.float32) -> tuple[Tensor, Tensor]:
   """(B, n) uniforms in [0, 1) with 24 random bits each, and the next key (B,)."""
-  idx = Tensor(((np.arange(n, dtype=np.uint64) + 1) * GOLDEN & 0xFFFFFFFF).astype(np.uint32), device=key.device)
+  # the counters, a constant realised outside any JIT capture (oracle/math3.py const; a reset draws inside one)
+  idx = const([((i + 1) * GOLDEN) & 0xFFFFFFFF for i in range(n)], key, dtypes.uint32)
   bits = mix(key.reshape(-1, 1) + idx.reshape(1, n))
   return (bits >> 8).cast(dtype) * (1.0 / (1 << 24)), mix(key ^ 0xA5A5A5A5)

@@ -24,8 +24,10 @@ forward kernel's, kernels/adjoint/armature.wgsl (armature_adj) the backward kern
 """
 from __future__ import annotations
 from dataclasses import dataclass
+import numpy as np
 from tinygrad import Tensor
 from oracle.constraints.hinges import GROUPED, hinge_angles, limit_rows
+from oracle.math3 import const as cached
 from oracle.packed import ANGVEL, DISP, POS, QUAT, ROT, VEL
 from oracle.solve import gather_side
 
@@ -126,7 +128,9 @@ def armature_step(model, tree: ArmTree, work: Tensor, pred: Tensor, start: Tenso
   js = list(tree.joints)
   n = len(js)
   dev, dt = work.device, work.dtype
-  def const(v): return Tensor(v, dtype=dt, device=dev)
+  def const(v):   # nested lists of floats, cached and realised once (oracle/math3.py const)
+    a = np.asarray(v, dtype=float)
+    return cached(a.reshape(-1).tolist(), work).reshape(a.shape)
   x, q = work[..., POS], work[..., QUAT]
   mass = (1.0 / model.body_inv_mass).reshape(1, nb, 1)
   inv_i = model.body_inv_inertia.reshape(1, nb, 3)
@@ -234,7 +238,7 @@ def _in_plane(nrm: Tensor, K6: Tensor, r6: Tensor) -> tuple[Tensor, Tensor]:
   the plane's normal nrm (3,) (world: the joint's parent is the world): with P = diag(nrm nrm^T, I - nrm nrm^T) the
   orthogonal projector onto them, (P K6 P + I - P) x = P r6 has its solution in P's range, where it solves the
   projected system, and the motion then keeps the planar joint as it is."""
-  def eye(n): return Tensor([[float(i == k) for k in range(n)] for i in range(n)], dtype=nrm.dtype, device=nrm.device)
+  def eye(n): return cached([float(i == k) for i in range(n) for k in range(n)], nrm).reshape(n, n)
   nn = nrm.reshape(3, 1) * nrm.reshape(1, 3)
   zero = nn * 0.0
   P = Tensor.cat(Tensor.cat(nn, zero, dim=1), Tensor.cat(zero, eye(3) - nn, dim=1), dim=0).reshape(1, 6, 6)
@@ -281,8 +285,7 @@ def _limited(model, js: list[int], q: Tensor, K: Tensor, rhs: Tensor, passes: in
   # energy against contacts: measured, the ant's ankles driven below their range by the floor gained 1400 rad/s
   lo, hi = rng[..., 0].minimum(q), rng[..., 1].maximum(q)
   lim = (jscalar(model, "jnt_limited", jidx) > 0).cast(rhs.dtype).reshape(1, n)
-  eye = Tensor([[float(i == k) for k in range(n)] for i in range(n)], dtype=rhs.dtype, device=rhs.device)
-  eye = eye.reshape(1, n, n)
+  eye = cached([float(i == k) for i in range(n) for k in range(n)], rhs).reshape(1, n, n)
   pin = q * 0.0
   for _ in range(passes):
     # which joints are pinned is a constant mask: reverse mode differentiates the pinned solve, not the choice

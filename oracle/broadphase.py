@@ -28,6 +28,7 @@ import itertools
 from dataclasses import dataclass
 import numpy as np
 from tinygrad import Tensor, dtypes
+from tinygrad.helpers import Context
 from oracle.math3 import V3, Quat, const, take
 from oracle.packed import ANGVEL, POS, QUAT, VEL
 from oracle.types import GEOM_TYPES
@@ -128,7 +129,7 @@ def plane_reach(model, packed: Tensor, pairs: list[tuple[int, int]]) -> Tensor:
   solve (kernels/broadphase.wgsl plane_reach writes the same sums in the same order)."""
   geoms = hashed_geoms(model)
   box = _aabb(model, geoms, packed)                                                    # (B, N, 6) [lo | hi]
-  at = Tensor([geoms.index(g) for _, g in pairs], dtype=dtypes.int32, device=packed.device)
+  at = const([geoms.index(g) for _, g in pairs], packed, dtypes.int32)
   lo, hi = box[:, at, 0:3], box[:, at, 3:6]                                            # (B, P, 3)
   planes = tuple(p for p, _ in pairs)
   n = Quat(*(take(model.geom_quat[..., k], planes) for k in range(4))).rotation_columns()[2]
@@ -209,7 +210,8 @@ def _statics(model, geoms, device) -> _Static:
         i < j or model.geom_type[geoms[i]] != model.geom_type[geoms[j]])
       cols[t, r, c] = geoms[i] + 1, geoms[j] + 1
   offsets = [np.array([d[a] for d in NEIGHBOURS], np.int32) for a in range(3)]
-  def up(a): return Tensor(np.ascontiguousarray(a), device=device).realize()
+  def up(a):   # outside any TinyJit capture, which would record the copy and replay it (oracle/math3.py const)
+    with Context(CAPTURING=0): return Tensor(np.ascontiguousarray(a), device=device).realize()
   _STATICS[key] = _Static(tuple(up(o) for o in offsets), up(where), up(allowed),
                           up(cols.reshape(shape[0], -1, 2).transpose(0, 2, 1)),
                           up(np.array([cap for *_, cap in blocks], np.int32)), max(cap for *_, cap in blocks))

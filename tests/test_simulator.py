@@ -89,12 +89,11 @@ def test_simulator_restitution_without_its_stage_is_named():
   assert engine.Simulator(bouncy.replace(contact_restitution=True)).model.contact_restitution
 
 
-def _graph_calls(sim) -> int:
-  """Graph launches among the captured calls of a Simulator's JITs (both tiers)."""
-  from engine.cpu_graph import graph_batches
+def _captured(sim) -> list:
+  """A Simulator's captured JITs (both tiers)."""
   tier = sim.stepper._tier or ()
   jits = [*sim.stepper._jit.values(), *(j for j in tier[:2] if j is not None), *(tier[2].values() if tier else ())]
-  return sum(len(graph_batches(j)) for j in jits if j.captured is not None)
+  return [j for j in jits if j.captured is not None]
 
 
 # reacher (1.3 min of the clean-clone suite, 2026-11-25, compiling its own tiers) is slow: cluster covers both tiers
@@ -103,11 +102,11 @@ def test_verify_tiers_bit_identical(scene):
   """One computation, three ways to replay it: Stepper.run's substep tier (one substep's JIT replayed), a run that
   switches to the step tier (whole steps' JIT, steps_per_call 2 and a remainder step) after its first step, and that
   run without the CPU graph (engine/cpu_graph.py: tinygrad's kernel-by-kernel replay, in the graph's float mode:
-  subnormals flushed) give bit-identical states,
-  times and dropped-pair counts, with inputs that change between calls (the state, ctrl) and buffers shared between
-  JITs (the substep tier's contact plan). cluster: the broadphase (4 overlapping spheres, room for 2 pairs: it drops
-  some every step) and ground contacts; reacher: controls, motors and joint damping."""
-  from engine.cpu_graph import CPUGraph, flush_subnormals, graph_set_to
+  subnormals flushed) give bit-identical states, times and dropped-pair counts, with inputs that change between calls
+  (the state, ctrl) and buffers shared between JITs (the substep tier's contact plan); and no JIT replays a copy from
+  the host (the step's constants, the broadphase's tables). cluster: the broadphase (4 overlapping spheres, room for 2
+  pairs: it drops some every step) and ground contacts; reacher: controls, motors and joint damping."""
+  from engine.cpu_graph import CPUGraph, flush_subnormals, graph_batches, graph_set_to, host_copies
   from engine.tasks import SCENES as TASK_SCENES
   model = engine.load_scene(CLUSTER if scene == "cluster" else TASK_SCENES / "reacher.json")
   ctrl = np.random.default_rng(0).uniform(-1, 1, (2, model.nact)).astype(np.float32) if model.nact else None
@@ -118,7 +117,10 @@ def test_verify_tiers_bit_identical(scene):
       warnings.simplefilter("ignore", RuntimeWarning)   # the cluster's dropped pairs, counted below
       sim = engine.Simulator(model, batch=2, steps_per_call=2, tier_up=tier_up)
       s = sim.rollout(sim.rollout(sim.reset(seed=1, noise=0.3), 1, ctrl=ctrl), 3, ctrl=ctrl)
-    assert (_graph_calls(sim) > 0) == (graph is not None), "the JITs must (only) replay through the graph"
+    jits = _captured(sim)
+    assert (sum(len(graph_batches(j)) for j in jits) > 0) == (graph is not None), \
+      "the JITs must (only) replay through the graph"
+    assert sum(host_copies(j) for j in jits) == 0, "a JIT replays a copy of a constant from the host on every call"
     got[tier_up, graph] = [getattr(s, f).numpy() for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time",
                                                            "contact_overflow")]
   if scene == "cluster": assert (got[2, None][-1] > 0).all(), "the scene must drop pairs to check their count"
@@ -142,3 +144,20 @@ def test_verify_cpu_graph_flushes_subnormals():
   assert got[CPUGraph, contextlib.nullcontext] == 0.0 == got[None, flush_subnormals]
   assert 0.0 < got[None, contextlib.nullcontext] < np.finfo(np.float32).tiny
   assert np.float32(1e-20) * np.float32(1e-20) > 0.0, "the caller's float mode must come back"
+
+
+def test_verify_step_constants_are_not_replayed_copies():
+  """oracle/math3.py const realises a constant made from Python values outside any TinyJit capture, so a JIT that
+  first builds it does not record its copy from the host and replay it on every call (26 such copies in each replay of
+  reacher's substep once took a quarter of its replay time). The counter sees the copy of a constant made in place."""
+  from tinygrad import Tensor
+  from engine.cpu_graph import host_copies
+  from engine.stepping import jit   # captures on its first call
+  from oracle.math3 import const
+  x = Tensor.ones(3).contiguous().realize()
+  values = (1 / 3, 2 / 7, 3 / 11)   # a key no other test creates, so the capture below creates it
+  cached = jit(lambda t: (t * const(values, t)).realize())
+  in_place = jit(lambda t: (t * Tensor(list(values))).realize())
+  for _ in range(3): out = [cached(x).numpy(), in_place(x).numpy()]
+  assert (host_copies(cached), host_copies(in_place)) == (0, 1)
+  for o in out: np.testing.assert_array_equal(o, np.float32(values))
