@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # (scene, batch, env-steps per call): issue 16's targets, MuJoCo C on 2 threads as the reference. The ant runs with
-# zero control on every engine, which gives a sharp check (it stands at rest): Simulator.rollout holds one ctrl per
-# call, so a per-step random sequence is not the same work through the front door, and MuJoCo is at its fastest at
-# rest (x256 on this machine: 289k env-steps/s, 268k with a random ctrl held per env, 167k with a new one each step)
+# zero control on every engine, which gives a sharp check (it stands at rest). A per-step random sequence would cost
+# this engine's front door a call per step (Simulator.rollout with a sequence), and MuJoCo is at its fastest at rest
+# (x256 on this machine: 289k env-steps/s, 268k with a random ctrl held per env, 167k with a new one each step)
 SET = (("pendulum", 4096, 120), ("drop", 256, 240), ("stack10", 64, 60), ("ant", 256, 100))
 # besides SET (--only gym_ant:256): Gymnasium's own ant.xml and half_cheetah.xml, 50 env-steps of 0.01 s a call, so
 # the check reads them 2 s after their start (the oracle's 96 substeps a step take minutes a call: --configs mujoco

@@ -27,7 +27,7 @@ with it.
 from __future__ import annotations
 from tinygrad import Tensor
 from tinygrad.uop.ops import Ops
-from engine.stepping import Stepper, check_ctrl, jit
+from engine.stepping import Stepper, check_ctrl, check_ctrls, jit
 from oracle.packed import pack_state, unpack_state
 from oracle.types import State
 
@@ -111,11 +111,10 @@ class RolloutGrad:
     if ctrl is None or self.model.nact == 0:
       if ctrl is not None: check_ctrl(self.model, batch, ctrl, device)   # raises: no actuators
       return [Tensor.zeros(batch, n, dtype=self.model.body_pos0.dtype, device=device).contiguous().realize()] * steps
-    seq = ctrl if isinstance(ctrl, (list, tuple)) or len(getattr(ctrl, "shape", ())) == 3 else [ctrl] * steps
-    if len(seq) != steps: raise ValueError(f"ctrl: expected {steps} per-step controls, got {len(seq)}")
     # a fresh buffer per step (clone, not contiguous: that keeps a reshaped or sliced input's view), so every step's
     # control reaches the JITs in the same form whether it came as numpy, a list or a Tensor (a JIT refuses others)
-    return [check_ctrl(self.model, batch, seq[t], device).clone().realize() for t in range(steps)]
+    out = check_ctrls(self.model, batch, ctrl, steps, device)
+    return out if isinstance(out, list) else [out.clone().realize() for _ in range(steps)]
 
   def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
     """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's

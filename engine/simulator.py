@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from tinygrad import Tensor
 from engine.kinematics import start_pose
-from engine.stepping import TIER_UP, Stepper, check_ctrl, check_state
+from engine.stepping import TIER_UP, Stepper, check_ctrl, check_ctrls, check_state
 from oracle.packed import ANGVEL, POS, QUAT, VEL, nmuscle, pack_state, unpack_state
 from oracle.types import Model, State
 
@@ -71,11 +71,13 @@ class Simulator:
     state = unpack_state(packed.clone().realize(), time.clone().realize(), self.model)  # JIT outputs are reused: copy
     return state if overflow is None else state.replace(contact_overflow=overflow.clone().realize())
 
-  def _check(self, state: State, ctrl) -> Tensor | None:
+  def _check(self, state: State, ctrl, steps: int | None = None) -> Tensor | list[Tensor] | None:
     """Validate the state and the controls (engine/stepping.py); returns ctrl as a realised (batch, nact) Tensor of the
-    model's dtype (zeros when the model has actuators and ctrl is None), or None for a model without actuators."""
+    model's dtype (zeros when the model has actuators and ctrl is None), or None for a model without actuators. For a
+    run of `steps` env-steps ctrl may also be a sequence of `steps` controls, returned as a list (check_ctrls)."""
     check_state(self.model, state, self.batch, self.device)
-    return check_ctrl(self.model, self.batch, ctrl, self.device)
+    if steps is None: return check_ctrl(self.model, self.batch, ctrl, self.device)
+    return check_ctrls(self.model, self.batch, ctrl, steps, self.device)
 
   # --- stepping ---
   def _advance(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None, horizon: int | None = None
@@ -93,12 +95,13 @@ class Simulator:
     packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     return self._copy(*self._advance(packed, time, 1, ctrl))
 
-  def _chunks(self, packed: Tensor, time: Tensor, steps: int, every: int, ctrl: Tensor | None):
+  def _chunks(self, packed: Tensor, time: Tensor, steps: int, every: int, ctrl: Tensor | list[Tensor] | None):
     """Yield (packed, time, overflow) after every `every` env-steps, and after the last step."""
     done = 0
     while done < steps:
       k = min(every, steps - done)
-      packed, time, overflow = self._advance(packed, time, k, ctrl, horizon=steps - done)
+      held = ctrl[done:done + k] if isinstance(ctrl, list) else ctrl
+      packed, time, overflow = self._advance(packed, time, k, held, horizon=steps - done)
       done += k
       yield packed, time, overflow
 
@@ -108,8 +111,9 @@ class Simulator:
     act (T, B, nmuscle) for a model with muscles.
     One host copy of the packed state per record and no Tensor kept per frame: the way to record long runs (tinygrad
     scans every live Tensor when it realises one, so thousands of kept frame States make each read slow).
-    ctrl: (batch, nact) controls held for the whole run (None = zeros)."""
-    ctrl = self._check(state, ctrl)
+    ctrl: (batch, nact) controls held for the whole run (None = zeros), or a sequence of `steps` of them, ctrl[t] for
+    env-step t ((steps, batch, nact) or a list)."""
+    ctrl = self._check(state, ctrl, steps)
     if not (isinstance(every, int) and every >= 1): raise ValueError(f"every: expected a positive int, got {every!r}")
     packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     rows, times, dropped = [packed.numpy()], [time.numpy()], [np.zeros(self.batch, np.int32)]
@@ -126,11 +130,12 @@ class Simulator:
     return self._copy(packed, time, overflow if steps else None), out
 
   def rollout(self, state: State, steps: int, ctrl=None) -> State:
-    """The State after `steps` env-steps with ctrl (batch, nact) held throughout (None = zeros). To record the states
-    along the way, use trajectory()."""
-    ctrl = self._check(state, ctrl)
+    """The State after `steps` env-steps with ctrl (batch, nact) held throughout (None = zeros), or with ctrl[t] at
+    env-step t for a sequence of `steps` controls ((steps, batch, nact) or a list). To record the states along the
+    way, use trajectory()."""
+    ctrl = self._check(state, ctrl, steps)
     if self.differentiable:
-      for _ in range(steps): state = self.step(state, ctrl)
+      for t in range(steps): state = self.step(state, ctrl[t] if isinstance(ctrl, list) else ctrl)
       return state
     packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     return self._copy(*self._advance(packed, time, steps, ctrl))

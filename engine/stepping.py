@@ -71,6 +71,27 @@ def check_ctrl(model: Model, batch: int, ctrl, device: str, name: str = "ctrl") 
   return ctrl if ctrl.dtype == dtype else ctrl.cast(dtype)
 
 
+def _steps_in(ctrl) -> int | None:
+  """How many per-step controls ctrl holds when it is a sequence (a (steps, batch, nact) Tensor or array, or a list of
+  (batch, nact) ones), else None (one control, or None)."""
+  if ctrl is None: return None
+  if isinstance(ctrl, Tensor): return ctrl.shape[0] if ctrl.ndim == 3 else None
+  if isinstance(ctrl, (list, tuple)):   # a list of per-step controls, or one control as nested lists
+    return len(ctrl) if ctrl and (isinstance(ctrl[0], Tensor) or np.ndim(ctrl[0]) == 2) else None
+  return len(ctrl) if np.ndim(ctrl) == 3 else None
+
+
+def check_ctrls(model: Model, batch: int, ctrl, steps: int, device: str, name: str = "ctrl"):
+  """Controls for a run of `steps` env-steps, or a clear error: None or one (batch, nact) control held throughout,
+  returned as check_ctrl returns it; or a sequence of `steps` of them (a (steps, batch, nact) Tensor or array, or a
+  list), returned as a list of realised (batch, nact) Tensors, each in its own buffer (a JIT takes no view)."""
+  n = _steps_in(ctrl)
+  if n is None: return check_ctrl(model, batch, ctrl, device, name)
+  if model.nact == 0: raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
+  if n != steps: raise ValueError(f"{name}: expected {steps} per-step controls (one per env-step), got {n}")
+  return [check_ctrl(model, batch, ctrl[t], device, f"{name}[{t}]").clone().realize() for t in range(steps)]
+
+
 def check_state(model: Model, state: State, batch: int, device: str) -> None:
   """A clear error unless every field of `state` is a Tensor of the right shape, device and the model's dtype."""
   n, dtype = model.nbody, model.body_pos0.dtype
@@ -160,7 +181,8 @@ class Stepper:
 
   def run(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None = None, steps_per_call: int = 1,
           horizon: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
-    """n env-steps with ctrl held throughout. Returns (packed, time, dropped): dropped (B,) int32 sums the broadphase's
+    """n env-steps with ctrl (B, nact) held throughout, or with ctrl[t] at step t when ctrl is a list of n (each step
+    then its own call). Returns (packed, time, dropped): dropped (B,) int32 sums the broadphase's
     overflow over the n steps, and a RuntimeWarning says so when any env dropped a pair. Outputs are JIT buffers: copy
     to keep them.
 
@@ -174,14 +196,18 @@ class Stepper:
     A run that would take this Stepper past tier_up env-steps uses the step tier (tier_up=0: always). horizon: the
     env-steps left in the caller's whole run when it comes in several calls (a recorded trajectory), this one's
     included, so that one run does not change tier half-way."""
-    k, dropped = steps_per_call, Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
+    seq = ctrl if isinstance(ctrl, list) else None
+    if seq is not None and len(seq) != n: raise ValueError(f"ctrl: expected {n} per-step controls, got {len(seq)}")
+    k = 1 if seq is not None else steps_per_call
+    dropped = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
     substep_tier = self.backend == "oracle" and self.steps_run + max(n, horizon or 0) < self.tier_up
     self.steps_run += n
     if self.backend == "wgsl" and ctrl is None:   # the idle control buffer for this batch, outside the capture
       from engine import wgsl
       wgsl.idle_ctrl(packed.shape[0])
     dropped = dropped.contiguous().realize()
-    for j in [k] * (n // k) + [1] * (n % k):
+    for i, j in enumerate([k] * (n // k) + [1] * (n % k)):
+      if seq is not None: ctrl = seq[i]
       if substep_tier:
         args = (packed, time, *(() if ctrl is None else (ctrl,)))
         packed, time, overflow = self._run_substeps(j, *args)

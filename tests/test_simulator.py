@@ -89,6 +89,30 @@ def test_simulator_restitution_without_its_stage_is_named():
   assert engine.Simulator(bouncy.replace(contact_restitution=True)).model.contact_restitution
 
 
+def test_simulator_control_sequence_steps_each():
+  """rollout and trajectory take a control per env-step ((steps, batch, nact) or a list, as rollout_grad does): the
+  same states, bit for bit, as stepping one env-step at a time with each; a sequence of the wrong length or a step of
+  the wrong shape is named."""
+  from engine.tasks import SCENES as TASK_SCENES
+  sim = engine.Simulator(engine.load_scene(TASK_SCENES / "cartpole.json"), batch=2)
+  seq = np.random.default_rng(0).uniform(-1, 1, (4, 2, 1)).astype(np.float32)
+  s0 = sim.reset(seed=0, noise=0.1)
+  s = s0
+  for c in seq: s = sim.step(s, c)
+  rolled = sim.rollout(s0, 4, ctrl=seq)
+  recorded, rec = sim.trajectory(s0, 4, every=3, ctrl=list(seq))   # a chunk of 3 steps, then 1
+  held = sim.rollout(s0, 4, ctrl=seq[0])
+  for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time"):
+    np.testing.assert_array_equal(getattr(rolled, f).numpy(), getattr(s, f).numpy(), err_msg=f)
+    np.testing.assert_array_equal(getattr(recorded, f).numpy(), getattr(s, f).numpy(), err_msg=f)
+  np.testing.assert_array_equal(rec["pos"][-1], s.body_pos.numpy())
+  assert np.abs(held.body_pos.numpy() - s.body_pos.numpy()).max() > 1e-4, "the controls must move the cart"
+  with pytest.raises(ValueError, match=r"ctrl: expected 4 per-step controls \(one per env-step\), got 3"):
+    sim.rollout(s0, 4, ctrl=seq[:3])
+  with pytest.raises(ValueError, match=r"ctrl\[1\]: expected shape \(2, 1\) \(batch, nact: \['push'\]\), got \(1, 1\)"):
+    sim.trajectory(s0, 2, ctrl=[seq[0], seq[1, :1]])
+
+
 def _captured(sim) -> list:
   """A Simulator's captured JITs (both tiers)."""
   tier = sim.stepper._tier or ()

@@ -22,8 +22,8 @@ from engine.npquat import quat_conj, quat_mul, quat_to_mat
 from engine.scene import SceneError, build_model, load_scene, load_scene_dict
 from engine.simulator import Simulator
 from oracle.joints import joint_coords
-from oracle.packed import pack_state
-from tests.helpers import cached_simulator
+from oracle.packed import POS, QUAT, pack_state
+from tests.helpers import cached_simulator, packed_rows
 
 mujoco = pytest.importorskip("mujoco")
 gymnasium = pytest.importorskip("gymnasium")
@@ -83,30 +83,32 @@ def trajectory_errors(path: Path, seconds: float = 1.0) -> tuple[float, float]:
   slides = [k for k, j in enumerate(scene["joints"]) if j["type"] == "slide"]
   slide_adr = [m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, scene["joints"][k]["name"])]
                for k in slides]
+  steps = int(round(seconds / scene["dt"]))
+  ctrls = np.stack([0.02 * np.sin(3.0 * np.arange(1, m.nu + 1) * t * scene["dt"]) * m.actuator_ctrlrange[:, 1]
+                    for t in range(steps)])                                          # (steps, nu)
+  # this engine's run in one recorded trajectory, a control per step; MuJoCo's in lock-step with the same controls
+  _, rec = sim.trajectory(state, steps, ctrl=ctrls[:, None] if m.nu else None)
+  ours = packed_rows(rec)[1:, 0]                                                     # (steps, nbody, 13)
   worst_angle = worst_slide = 0.0
-  ours_packed, their_slides = [], []
-  for t in range(int(round(seconds / scene["dt"]))):
-    ctrl = 0.02 * np.sin(3.0 * np.arange(1, m.nu + 1) * t * scene["dt"]) * m.actuator_ctrlrange[:, 1]
-    d.ctrl[:] = ctrl
+  their_slides = []
+  for t in range(steps):
+    d.ctrl[:] = ctrls[t]
     for _ in range(FINE): mujoco.mj_step(m, d)
-    state = sim.step(state, ctrl[None] if m.nu else None)
     ref = bodies_from_mujoco(scene, m, d, d0)
-    packed = pack_state(state).numpy()[0]
-    quat = packed[:, 3:7]
+    quat = ours[t, :, QUAT]
     for j in scene["joints"]:
       if j["type"] == "slide": continue
       c, p = index[j["child"]], index.get(j["parent"])
-      ours = quat[c] if p is None else quat_mul(quat_conj(quat[p]), quat[c])
+      mine = quat[c] if p is None else quat_mul(quat_conj(quat[p]), quat[c])
       theirs = ref["quat"][c] if p is None else quat_mul(quat_conj(ref["quat"][p]), ref["quat"][c])
-      worst_angle = max(worst_angle, _angle(ours, theirs))
+      worst_angle = max(worst_angle, _angle(mine, theirs))
     for j in scene["joints"]:   # a planar or slide2 joint's translations: its child's position
       if j["type"] in ("planar", "slide2"):
         c = index[j["child"]]
-        worst_slide = max(worst_slide, float(np.abs(packed[c, 0:3] - ref["pos"][c]).max()))
-    ours_packed.append(packed)
+        worst_slide = max(worst_slide, float(np.abs(ours[t, c, POS] - ref["pos"][c]).max()))
     their_slides.append(d.qpos[slide_adr] - d0.qpos[slide_adr])
   if slides:   # the slides' coordinates of every step at once: one joint_coords graph, not one per step
-    q = joint_coords(model, Tensor(np.stack(ours_packed), dtype=dtypes.float64, device="CPU"))[0].numpy()
+    q = joint_coords(model, Tensor(ours, dtype=dtypes.float64, device="CPU"))[0].numpy()
     worst_slide = max(worst_slide, float(np.abs(q[:, slides] - np.stack(their_slides)).max()))
   return worst_angle, worst_slide
 
