@@ -189,8 +189,9 @@ class Stepper:
     Two tiers, one computation (the same substep graph, bit-identical results: tests/test_simulator.py):
     - the substep tier (the oracle's first tier_up env-steps): one TinyJit of a substep, replayed S times per step.
       It builds and schedules one substep's graph where the step tier does S, so a scene starts sooner (cold caches:
-      pile x2 15 s against 37 s; drop x1 2.5 s against 8.7 s), at ~0.5 ms of Python per substep call (drop x1: 6.6
-      against 0.63 ms per env-step; pile x2: 61 against 51 ms);
+      pile x2 15 s against 37 s; drop x1 2.5 s against 8.7 s), at ~0.2-0.4 ms of Python per substep call (drop x1:
+      2.1 against 0.64 ms per env-step, 2026-11-30; pile x2: 61 against 51 ms, earlier). Half of it is the TinyJit
+      copying its input, the state it wrote itself on the last call;
     - the step tier: jitted calls of steps_per_call whole env-steps (the remainder one step at a time, no new JIT per
       remainder); capturing builds and schedules every substep of a call, which pays off over long runs.
     A run that would take this Stepper past tier_up env-steps uses the step tier (tier_up=0: always). horizon: the
