@@ -89,12 +89,15 @@ def test_simulator_restitution_without_its_stage_is_named():
   assert engine.Simulator(bouncy.replace(contact_restitution=True)).model.contact_restitution
 
 
-def test_simulator_control_sequence_steps_each():
+@pytest.mark.parametrize("backend", ["oracle", "wgsl"])
+def test_simulator_control_sequence_steps_each(backend):
   """rollout and trajectory take a control per env-step ((steps, batch, nact) or a list, as rollout_grad does): the
-  same states, bit for bit, as stepping one env-step at a time with each; a sequence of the wrong length or a step of
-  the wrong shape is named."""
+  same states, bit for bit, as stepping one env-step at a time with each, on either backend; a sequence of the wrong
+  length or a step of the wrong shape is named."""
+  from engine.stepping import DEFAULT_DEVICE
   from engine.tasks import SCENES as TASK_SCENES
-  sim = engine.Simulator(engine.load_scene(TASK_SCENES / "cartpole.json"), batch=2)
+  model = engine.load_scene(TASK_SCENES / "cartpole.json", device=DEFAULT_DEVICE.get(backend))
+  sim = engine.Simulator(model, backend=backend, batch=2)
   seq = np.random.default_rng(0).uniform(-1, 1, (4, 2, 1)).astype(np.float32)
   s0 = sim.reset(seed=0, noise=0.1)
   s = s0
