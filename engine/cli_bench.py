@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # directory, not into site-packages
 RESULTS = ROOT / "bench" / "results.json" if (ROOT / "pyproject.toml").is_file() else Path("bench_results.json")
 ANCHOR_TOL = 1e-3  # [m] a joint that opens, or a contact that sinks, by more than a millimetre is a solver bug
+# the Simulator tiers bench() can time, by the tier_up that keeps a run on them (engine/stepping.py Stepper.run)
+TIERS = {"step": 0, "substep": 10**9}
 # (scene, batch, steps): small batches are cheap per step, so they get more steps for a stable median
 DEFAULT_SET = (("pendulum", 1, 240), ("pendulum", 256, 240), ("pendulum", 4096, 120), ("chain", 64, 120),
                ("drop", 256, 120), ("stack10", 1, 120), ("stack10", 64, 60), ("pile", 16, 60))
@@ -78,8 +80,12 @@ def environment(device: str) -> dict:
           "cpu": cpu, "platform": platform.platform()}
 
 
-def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = "CPU", runs: int = 3) -> dict:
+def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = "CPU", runs: int = 3,
+          tier: str = "step") -> dict:
   """Benchmark one scene at one batch size on the oracle backend; returns a JSON-serialisable dict.
+
+  tier: "step" (whole env-steps per JIT call, what long runs use) or "substep" (one substep's JIT replayed S times per
+  env-step, how a Simulator starts: engine/stepping.py Stepper.run; steps_per_call does not apply).
 
   compile_s: the first two rollouts of steps_per_call env-steps (TinyJit runs the function once, then captures it on
   the second call; both schedule the whole step graph, which dominates). run_s: median of `runs` timed rollouts of
@@ -92,8 +98,10 @@ def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = 
   from engine.simulator import Simulator
   path = scene_path(scene)
   model = load_scene(path, device=device)
-  # tier_up=0: the step tier from the first call, the one long runs use (engine/stepping.py, Stepper.run)
-  sim = Simulator(model, batch=batch, device=device, steps_per_call=steps_per_call, tier_up=0)
+  # tier_up=0: the step tier from the first call, the one long runs use; a tier_up past the run: the substep tier
+  if tier not in TIERS: raise ValueError(f"tier: expected one of {list(TIERS)}, got {tier!r}")
+  if tier == "substep": steps_per_call = 1
+  sim = Simulator(model, batch=batch, device=device, steps_per_call=steps_per_call, tier_up=TIERS[tier])
   state = sim.reset(seed=0, noise=0.05 if batch > 1 else 0.0)
   dev = Device[sim.device]
   t0 = time.perf_counter()
@@ -112,9 +120,12 @@ def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = 
     w, d = state_check(model, state)  # outside the timed region
     worst, deepest = max(worst, w), max(deepest, d)
   run_s = statistics.median(times)
-  kps = kernel_count(sim.stepper.runner(steps_per_call)) / steps_per_call
+  if tier == "step": kps = kernel_count(sim.stepper.runner(steps_per_call)) / steps_per_call
+  else:   # the substep tier's JITs (Stepper._run_substeps): the contact plan once a step, the substep S times
+    plan, sub, _ = sim.stepper._tier
+    kps = (kernel_count(plan) if plan is not None else 0) + model.substeps * kernel_count(sub)
   sim_seconds = float(state.time.numpy()[0])
-  return {"scene": model.name, "batch": batch, "steps": steps, "steps_per_call": steps_per_call,
+  return {"scene": model.name, "batch": batch, "steps": steps, "steps_per_call": steps_per_call, "tier": tier,
           "compile_s": compile_s, "run_s": run_s, "runs_s": times, "env_steps_per_s": batch * steps / run_s,
           "kernels_per_step": kps, "us_per_kernel": 1e6 * run_s / steps / kps if kps else None,
           "check": "max joint anchor error and max contact penetration [m]", "max_anchor_err_m": worst,
@@ -129,12 +140,13 @@ def _fmt_rate(x: float) -> str:
 
 def table(results: list[dict]) -> str:
   """Markdown table of bench() results."""
-  head = ("scene", "batch", "steps", "steps/call", "compile [s]", "median run [s]", "env-steps/s", "kernels/step",
-          "us/kernel", "max anchor err [m]", "max penetration [m]", "check")
+  head = ("scene", "batch", "steps", "steps/call", "tier", "compile [s]", "median run [s]", "env-steps/s",
+          "kernels/step", "us/kernel", "max anchor err [m]", "max penetration [m]", "check")
   rows = ["| " + " | ".join(head) + " |", "|" + "|".join(" --- " for _ in head) + "|"]
   for r in results:
     us = f"{r['us_per_kernel']:.1f}" if r["us_per_kernel"] is not None else "-"
-    rows.append(f"| {r['scene']} | {r['batch']} | {r['steps']} | {r['steps_per_call']} | {r['compile_s']:.1f} | "
+    rows.append(f"| {r['scene']} | {r['batch']} | {r['steps']} | {r['steps_per_call']} | {r.get('tier', 'step')} | "
+                f"{r['compile_s']:.1f} | "
                 f"{r['run_s']:.3f} | {_fmt_rate(r['env_steps_per_s'])} | {r['kernels_per_step']:.0f} | {us} | "
                 f"{r['max_anchor_err_m']:.2e} | {r.get('max_penetration_m', 0.0):.2e} | "
                 f"{'ok' if r['check_ok'] else 'FAIL'} |")
@@ -162,6 +174,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
   p.add_argument("--steps-per-call", type=int, default=1, metavar="K",
                  help="env-steps fused into one JIT call (default 1; warm-up time grows ~linearly with K)")
   p.add_argument("--device", default="CPU", help="tinygrad device (default CPU)")
+  p.add_argument("--tier", choices=list(TIERS), default="step", help="the Simulator's step tier (whole env-steps per "
+                 "JIT call, default) or its substep tier (one substep's JIT, how a run starts)")
   p.add_argument("--quick", action="store_true", help="a tiny run (pendulum x1, 8 steps) to check that it works")
   p.add_argument("--json", metavar="PATH", help=f"where to write the results (default {RESULTS}; "
                  "--quick writes none unless given)")
@@ -179,7 +193,7 @@ def run(args) -> int:
   results = []
   for s, b, n in todo:
     print(f"bench: {s} x{b}, {n} steps (first calls compile)...", flush=True)
-    results.append(bench(s, b, n, args.steps_per_call, args.device))
+    results.append(bench(s, b, n, args.steps_per_call, args.device, tier=args.tier))
   env = {k: results[0][k] for k in ("backend", "device", "tinygrad", "numpy", "python", "cpu_count", "cpu")}
   print()
   print(table(results))

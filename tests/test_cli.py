@@ -106,14 +106,17 @@ def test_cli_closed_pipe_quiet_subprocess(tmp_path):
   assert p.wait(timeout=120) == 1 and err == "", err
 
 
-def test_cli_bench_quick(tmp_path, capsys):
+@pytest.mark.parametrize("tier", ["step", "substep"])
+def test_cli_bench_quick(tmp_path, capsys, tier):
+  """The quick benchmark on either Simulator tier: a table row with its check, and the JSON record."""
   out_json = tmp_path / "results.json"
-  assert main(["bench", "--quick", "--json", str(out_json)]) == 0
+  assert main(["bench", "--quick", "--tier", tier, "--json", str(out_json)]) == 0
   out = capsys.readouterr().out
-  rows = [ln for ln in out.splitlines() if ln.startswith("| pendulum | 1 |")]
+  rows = [ln for ln in out.splitlines() if ln.startswith(f"| pendulum | 1 | 8 | 1 | {tier} |")]
   assert len(rows) == 1 and rows[0].rstrip().endswith("| ok |")
   res = json.loads(out_json.read_text())["results"][0]
-  assert res["env_steps_per_s"] > 0 and res["compile_s"] > 0 and res["check_ok"]
+  assert res["env_steps_per_s"] > 0 and res["compile_s"] > 0 and res["check_ok"] and res["tier"] == tier
+  assert res["kernels_per_step"] > 0
   assert res["tinygrad"] and res["cpu_count"] >= 1 and res["backend"] == "oracle"
 
 
