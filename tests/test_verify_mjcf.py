@@ -21,9 +21,8 @@ from engine.mjcf_contacts import DEPENETRATION
 from engine.npquat import quat_conj, quat_mul, quat_to_mat
 from engine.scene import SceneError, build_model, load_scene, load_scene_dict
 from engine.simulator import Simulator
-from oracle.joints import joint_coords
 from oracle.packed import POS, QUAT, pack_state
-from tests.helpers import cached_simulator, packed_rows
+from tests.helpers import cached_simulator, frame_coords, packed_rows
 
 mujoco = pytest.importorskip("mujoco")
 gymnasium = pytest.importorskip("gymnasium")
@@ -88,7 +87,8 @@ def trajectory_errors(path: Path, seconds: float = 1.0) -> tuple[float, float]:
                     for t in range(steps)])                                          # (steps, nu)
   # this engine's run in one recorded trajectory, a control per step; MuJoCo's in lock-step with the same controls
   _, rec = sim.trajectory(state, steps, ctrl=ctrls[:, None] if m.nu else None)
-  ours = packed_rows(rec)[1:, 0]                                                     # (steps, nbody, 13)
+  rows = packed_rows(rec)[1:]                                                        # (steps, 1, nbody, 13)
+  ours = rows[:, 0]
   worst_angle = worst_slide = 0.0
   their_slides = []
   for t in range(steps):
@@ -107,8 +107,8 @@ def trajectory_errors(path: Path, seconds: float = 1.0) -> tuple[float, float]:
         c = index[j["child"]]
         worst_slide = max(worst_slide, float(np.abs(ours[t, c, POS] - ref["pos"][c]).max()))
     their_slides.append(d.qpos[slide_adr] - d0.qpos[slide_adr])
-  if slides:   # the slides' coordinates of every step at once: one joint_coords graph, not one per step
-    q = joint_coords(model, Tensor(ours, dtype=dtypes.float64, device="CPU"))[0].numpy()
+  if slides:   # the slides' coordinates of every step at once
+    q = frame_coords(model, rows)[0][:, 0]
     worst_slide = max(worst_slide, float(np.abs(q[:, slides] - np.stack(their_slides)).max()))
   return worst_angle, worst_slide
 
