@@ -122,8 +122,8 @@ def bench(scene, batch: int, steps: int, steps_per_call: int = 1, device: str = 
   run_s = statistics.median(times)
   if tier == "step": kps = kernel_count(sim.stepper.runner(steps_per_call)) / steps_per_call
   else:   # the substep tier's JITs (Stepper._run_substeps): the contact plan once a step, the substep S times
-    plan, sub, _ = sim.stepper._tier
-    kps = (kernel_count(plan) if plan is not None else 0) + model.substeps * kernel_count(sub)
+    jits = sim.stepper.jits()
+    kps = sum(map(kernel_count, jits["plan"])) + model.substeps * kernel_count(jits["substep"][0])
   sim_seconds = float(state.time.numpy()[0])
   return {"scene": model.name, "batch": batch, "steps": steps, "steps_per_call": steps_per_call, "tier": tier,
           "compile_s": compile_s, "run_s": run_s, "runs_s": times, "env_steps_per_s": batch * steps / run_s,

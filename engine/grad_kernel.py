@@ -3,7 +3,7 @@
 from __future__ import annotations
 from tinygrad import Tensor
 from engine.grad_oracle import RolloutGrad
-from engine.stepping import Stepper, check_ctrl, jit
+from engine.stepping import Stepper, check_ctrl, check_ctrls, jit
 from oracle.packed import pack_state, unpack_state
 from oracle.types import State
 
@@ -62,7 +62,10 @@ class KernelRolloutGrad(RolloutGrad):
     B = packed.shape[0]
     wgsl.idle_ctrl(B)   # built outside the captures
     ctrls = None   # (steps, B, nact) for a model with actuators
-    if self.model.nact: ctrls = Tensor.stack(*self._ctrl(ctrl, B, steps, packed.device)).contiguous().realize()
+    if self.model.nact:   # a sequence as given, or the held control (zeros for None) repeated
+      given = check_ctrls(self.model, B, ctrl, steps, packed.device)
+      ctrls = given if given.ndim == 3 else given.reshape(1, *given.shape).expand(steps, *given.shape)
+      ctrls = ctrls.contiguous().realize()
     elif ctrl is not None: check_ctrl(self.model, B, ctrl, packed.device)   # raises: no actuators
     (traj,) = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed)
     final = unpack_state(traj[-1].clone().realize(), (state.time + steps * self.model.dt).realize(), self.model)

@@ -114,7 +114,7 @@ class RolloutGrad:
     # a fresh buffer per step (clone, not contiguous: that keeps a reshaped or sliced input's view), so every step's
     # control reaches the JITs in the same form whether it came as numpy, a list or a Tensor (a JIT refuses others)
     out = check_ctrls(self.model, batch, ctrl, steps, device)
-    return out if isinstance(out, list) else [out.clone().realize() for _ in range(steps)]
+    return [(out[t] if out.ndim == 3 else out).clone().realize() for t in range(steps)]
 
   def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
     """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's

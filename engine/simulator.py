@@ -71,10 +71,11 @@ class Simulator:
     state = unpack_state(packed.clone().realize(), time.clone().realize(), self.model)  # JIT outputs are reused: copy
     return state if overflow is None else state.replace(contact_overflow=overflow.clone().realize())
 
-  def _check(self, state: State, ctrl, steps: int | None = None) -> Tensor | list[Tensor] | None:
+  def _check(self, state: State, ctrl, steps: int | None = None) -> Tensor | None:
     """Validate the state and the controls (engine/stepping.py); returns ctrl as a realised (batch, nact) Tensor of the
     model's dtype (zeros when the model has actuators and ctrl is None), or None for a model without actuators. For a
-    run of `steps` env-steps ctrl may also be a sequence of `steps` controls, returned as a list (check_ctrls)."""
+    run of `steps` env-steps ctrl may also be a sequence of `steps` controls, returned as (steps, batch, nact)
+    (check_ctrls)."""
     check_state(self.model, state, self.batch, self.device)
     if steps is None: return check_ctrl(self.model, self.batch, ctrl, self.device)
     return check_ctrls(self.model, self.batch, ctrl, steps, self.device)
@@ -100,7 +101,7 @@ class Simulator:
     done = 0
     while done < steps:
       k = min(every, steps - done)
-      held = ctrl[done:done + k] if isinstance(ctrl, list) else ctrl
+      held = ctrl[done:done + k] if ctrl is not None and ctrl.ndim == 3 else ctrl
       packed, time, overflow = self._advance(packed, time, k, held, horizon=steps - done)
       done += k
       yield packed, time, overflow
@@ -135,7 +136,7 @@ class Simulator:
     way, use trajectory()."""
     ctrl = self._check(state, ctrl, steps)
     if self.differentiable:
-      for t in range(steps): state = self.step(state, ctrl[t] if isinstance(ctrl, list) else ctrl)
+      for t in range(steps): state = self.step(state, ctrl[t] if ctrl is not None and ctrl.ndim == 3 else ctrl)
       return state
     packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     return self._copy(*self._advance(packed, time, steps, ctrl))

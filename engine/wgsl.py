@@ -302,11 +302,18 @@ def step_scratch(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps
 
 
 def trajectory(model: Model, packed: Tensor, ctrls: Tensor | None, steps: int, damping: bool | None = None) -> Tensor:
+  """trajectory_overflow's states alone (the reverse mode's checkpoints)."""
+  return trajectory_overflow(model, packed, ctrls, steps, damping)[0]
+
+
+def trajectory_overflow(model: Model, packed: Tensor, ctrls: Tensor | None, steps: int, damping: bool | None = None
+                        ) -> tuple[Tensor, Tensor]:
   """`steps` env-steps of every env in one launch, keeping each: packed (B, NROWS, 13) float32 on WEBGPU and ctrls
   (steps, B, nact) or None (zeros) -> (steps + 1, B, NROWS, 13), the start and the state after each step
   (kernels.program.source bound to a trajectory), which trajectory_vjp reads as its checkpoints. The reverse mode's
   checkpointed forward (engine/grad_kernel.py): a launch per step cost it 0.2 to 0.6 forward steps (bench/README.md).
-  Lazy, like step()."""
+  And (B,) int32, the pairs the broadphase dropped over the steps (step_overflow's count). Lazy, like step(): realise
+  the two together (launch)."""
   B = packed.shape[0]
   if steps < 1: raise ValueError(f"wgsl trajectory: steps must be at least 1, got {steps}")
   if ctrls is None or model.nact == 0: ctrls = idle_ctrl(B)   # read by no actuator
@@ -315,11 +322,11 @@ def trajectory(model: Model, packed: Tensor, ctrls: Tensor | None, steps: int, d
   tab, consts = tables(model)
   lanes = LANES or default_lanes(model, B, cpu_adapter())
   # step()'s program at one step: it reads a trajectory's step count from the output's length
-  out, _ = launch(program_text(source, model, B, 1, damping, lanes), ENTRY,
-                  (steps + 1, B, state_rows(model), 13),
-                  packed, params(model), ctrls, tab, threads=B * lanes, scratch=(B, consts["SCR"]),
-                  workgroup=workgroup_size(lanes, B))
-  return out
+  out, scratch = launch(program_text(source, model, B, 1, damping, lanes), ENTRY,
+                        (steps + 1, B, state_rows(model), 13),
+                        packed, params(model), ctrls, tab, threads=B * lanes, scratch=(B, consts["SCR"]),
+                        workgroup=workgroup_size(lanes, B))
+  return out, scratch[:, consts["OVF"]].cast(dtypes.int32)
 
 
 def step_overflow(model: Model, packed: Tensor, ctrl: Tensor | None = None, steps: int = 1,

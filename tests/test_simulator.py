@@ -90,10 +90,12 @@ def test_simulator_restitution_without_its_stage_is_named():
 
 
 @pytest.mark.parametrize("backend", ["oracle", "wgsl"])
-def test_simulator_control_sequence_steps_each(backend):
+def test_simulator_control_sequence_steps_each(backend, monkeypatch):
   """rollout and trajectory take a control per env-step ((steps, batch, nact) or a list, as rollout_grad does): the
-  same states, bit for bit, as stepping one env-step at a time with each, on either backend; a sequence of the wrong
-  length or a step of the wrong shape is named."""
+  same states, bit for bit, as stepping one env-step at a time with each, on either backend (the kernel's in one
+  launch, or in launches of 2 steps where a launch may keep only 3 states); a sequence of the wrong length or a step of
+  the wrong shape is named."""
+  from engine import stepping
   from engine.stepping import DEFAULT_DEVICE
   from engine.tasks import SCENES as TASK_SCENES
   model = engine.load_scene(TASK_SCENES / "cartpole.json", device=DEFAULT_DEVICE.get(backend))
@@ -102,12 +104,22 @@ def test_simulator_control_sequence_steps_each(backend):
   s0 = sim.reset(seed=0, noise=0.1)
   s = s0
   for c in seq: s = sim.step(s, c)
+  launches = []   # on the kernel a sequence runs in launches of several steps (Stepper._run_sequence)
+  if backend == "wgsl":
+    from engine import wgsl
+    real = wgsl.trajectory_overflow
+    monkeypatch.setattr(wgsl, "trajectory_overflow", lambda *a: launches.append(a[3]) or real(*a))
   rolled = sim.rollout(s0, 4, ctrl=seq)
+  if backend == "wgsl":   # and in launches of 2 where the kept states would pass SEQUENCE_BYTES
+    monkeypatch.setattr(stepping, "SEQUENCE_BYTES", 3 * 4 * 2 * model.nbody * 13)
+    chunked = sim.rollout(s0, 4, ctrl=seq)
+    assert launches == [4, 2, 2], launches
   recorded, rec = sim.trajectory(s0, 4, every=3, ctrl=list(seq))   # a chunk of 3 steps, then 1
   held = sim.rollout(s0, 4, ctrl=seq[0])
   for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time"):
     np.testing.assert_array_equal(getattr(rolled, f).numpy(), getattr(s, f).numpy(), err_msg=f)
     np.testing.assert_array_equal(getattr(recorded, f).numpy(), getattr(s, f).numpy(), err_msg=f)
+    if backend == "wgsl": np.testing.assert_array_equal(getattr(chunked, f).numpy(), getattr(s, f).numpy(), err_msg=f)
   np.testing.assert_array_equal(rec["pos"][-1], s.body_pos.numpy())
   assert np.abs(held.body_pos.numpy() - s.body_pos.numpy()).max() > 1e-4, "the controls must move the cart"
   with pytest.raises(ValueError, match=r"ctrl: expected 4 per-step controls \(one per env-step\), got 3"):
@@ -118,9 +130,7 @@ def test_simulator_control_sequence_steps_each(backend):
 
 def _captured(sim) -> list:
   """A Simulator's captured JITs (both tiers)."""
-  tier = sim.stepper._tier or ()
-  jits = [*sim.stepper._jit.values(), *(j for j in tier[:2] if j is not None), *(tier[2].values() if tier else ())]
-  return [j for j in jits if j.captured is not None]
+  return [j for jits in sim.stepper.jits().values() for j in jits if j.captured is not None]
 
 
 # reacher (1.3 min of the clean-clone suite, 2026-11-25, compiling its own tiers) is slow: cluster covers both tiers

@@ -268,7 +268,8 @@ def test_wgsl_errors_are_clear():
 def test_verify_wgsl_counts_dropped_pairs():
   """Four spheres overlapping in a cluster, 6 candidate pairs, room for 2: the kernel reports the 4 it dropped per
   step, as the oracle's broadphase does (its hash buckets are large enough to add nothing), summed over the steps of
-  a call, and the simulator's overflow warning fires on either backend."""
+  a call (and of a trajectory's launch, engine.wgsl.trajectory_overflow: a control sequence's), and the simulator's
+  overflow warning fires on either backend."""
   bodies = [{"name": f"s{k}", "pos": [0.15 * (k % 2), 0.15 * (k // 2), 1.0], "geoms": [{"type": "sphere",
             "size": [0.1]}]} for k in range(4)]
   scene = {"name": "cluster", "contact": {"pair_capacity": 2, "hash_slots": 64}, "bodies": bodies}
@@ -281,5 +282,8 @@ def test_verify_wgsl_counts_dropped_pairs():
       got[backend, "cluster"] = sim.rollout(sim.reset(), 2).contact_overflow.numpy().tolist()
     apart = replace(sim.reset(), body_pos=Tensor(far, device=sim.device))
     got[backend, "far"] = sim.rollout(apart, 2).contact_overflow.numpy().tolist()
-  assert got["oracle", "cluster"] == got["wgsl", "cluster"] == [8, 8]   # 4 dropped in each of 2 steps
+  from engine.wgsl import trajectory_overflow
+  from oracle.packed import pack_state
+  got["trajectory"] = trajectory_overflow(model, pack_state(sim.reset(), model), None, 2)[1].numpy().tolist()
+  assert got["oracle", "cluster"] == got["wgsl", "cluster"] == got["trajectory"] == [8, 8]   # 4 in each of 2 steps
   assert got["oracle", "far"] == got["wgsl", "far"] == [0, 0]
