@@ -121,6 +121,12 @@ def check_state(model: Model, state: State, batch: int, device: str) -> None:
 
 # [bytes] the most states one launch of a control sequence keeps on the WGSL kernel (Stepper._run_sequence)
 SEQUENCE_BYTES = 1 << 26
+# the fewest env-steps of a control sequence that the WGSL kernel runs in launches of many steps (_run_sequence): that
+# launch is scheduled afresh each call (~20 ms of host work), a step's JIT replay and its control's copy ~2.5 ms.
+# Rollouts of reacher with a sequence on lavapipe (2026-11-30), a replay per step against one launch: x16 4 steps
+# 22.1 / 22.7 ms, 8 steps 30.1 / 22.0, 64 steps 193 / 22.5; x1024 4 steps 21.7 / 27.8, 8 steps 30.7 / 32.1, 16 steps
+# 65.4 / 41.3, 64 steps 167 / 63.7
+SEQUENCE_STEPS = 8
 
 
 class Stepper:
@@ -219,7 +225,7 @@ class Stepper:
       from engine import wgsl
       wgsl.idle_ctrl(packed.shape[0])
     dropped = dropped.contiguous().realize()
-    launched = seq is not None and self.backend == "wgsl"   # a control sequence on the kernel: few launches
+    launched = seq is not None and self.backend == "wgsl" and n >= SEQUENCE_STEPS   # few launches: _run_sequence
     if launched: packed, time, dropped = self._run_sequence(packed, time, seq)
     for i, j in enumerate([] if launched else [k] * (n // k) + [1] * (n % k)):
       if seq is not None: ctrl = seq[i].clone().realize()   # its own buffer: a JIT takes no view

@@ -93,8 +93,8 @@ def test_simulator_restitution_without_its_stage_is_named():
 def test_simulator_control_sequence_steps_each(backend, monkeypatch):
   """rollout and trajectory take a control per env-step ((steps, batch, nact) or a list, as rollout_grad does): the
   same states, bit for bit, as stepping one env-step at a time with each, on either backend (the kernel's in one
-  launch, or in launches of 2 steps where a launch may keep only 3 states); a sequence of the wrong length or a step of
-  the wrong shape is named."""
+  launch, or in launches of 2 steps where a launch may keep only 3 states, or a JIT replay per step under
+  SEQUENCE_STEPS); a sequence of the wrong length or a step of the wrong shape is named."""
   from engine import stepping
   from engine.stepping import DEFAULT_DEVICE
   from engine.tasks import SCENES as TASK_SCENES
@@ -109,12 +109,14 @@ def test_simulator_control_sequence_steps_each(backend, monkeypatch):
     from engine import wgsl
     real = wgsl.trajectory_overflow
     monkeypatch.setattr(wgsl, "trajectory_overflow", lambda *a: launches.append(a[3]) or real(*a))
+    monkeypatch.setattr(stepping, "SEQUENCE_STEPS", 3)   # from 3 steps on (the chunk of 1 below: a replay)
   rolled = sim.rollout(s0, 4, ctrl=seq)
   if backend == "wgsl":   # and in launches of 2 where the kept states would pass SEQUENCE_BYTES
     monkeypatch.setattr(stepping, "SEQUENCE_BYTES", 3 * 4 * 2 * model.nbody * 13)
     chunked = sim.rollout(s0, 4, ctrl=seq)
     assert launches == [4, 2, 2], launches
   recorded, rec = sim.trajectory(s0, 4, every=3, ctrl=list(seq))   # a chunk of 3 steps, then 1
+  assert backend == "oracle" or launches == [4, 2, 2, 2, 1], launches   # the chunk of 1 step: a JIT replay
   held = sim.rollout(s0, 4, ctrl=seq[0])
   for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time"):
     np.testing.assert_array_equal(getattr(rolled, f).numpy(), getattr(s, f).numpy(), err_msg=f)
