@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 import numbers
 import numpy as np
-from tinygrad import Tensor
+from tinygrad import Tensor, dtypes
 from engine.kinematics import start_pose
 from engine.stepping import TIER_UP, Stepper, check_ctrl, check_ctrls, check_state
 from oracle.packed import ANGVEL, POS, QUAT, VEL, nmuscle, pack_state, unpack_state
@@ -118,10 +118,17 @@ class Simulator:
     if not (isinstance(every, int) and every >= 1): raise ValueError(f"every: expected a positive int, got {every!r}")
     packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     rows, times, dropped = [packed.numpy()], [time.numpy()], [np.zeros(self.batch, np.int32)]
-    for packed, time, overflow in self._chunks(packed, time, steps, every, ctrl):
-      rows.append(packed.numpy())
-      times.append(time.numpy())
-      dropped.append(overflow.numpy())
+    if self.stepper.records(steps):   # the WGSL kernel's launches keep every step: a host copy per launch
+      packed, time, frames = self.stepper.record(packed, time, steps, every, ctrl)
+      overflow = Tensor.zeros(self.batch, dtype=dtypes.int32, device=self.device)   # no broadphase: nothing dropped
+      rows += [p for p, _ in frames]
+      times += [t for _, t in frames]
+      dropped += [dropped[0]] * len(frames)
+    else:
+      for packed, time, overflow in self._chunks(packed, time, steps, every, ctrl):
+        rows.append(packed.numpy())
+        times.append(time.numpy())
+        dropped.append(overflow.numpy())
     p = np.stack(rows)
     m = self.model
     out = {"act": p[:, :, m.nbody:].reshape(*p.shape[:2], -1)[..., :nmuscle(m)]} if nmuscle(m) else {}

@@ -119,7 +119,7 @@ def check_state(model: Model, state: State, batch: int, device: str) -> None:
   if not want[1] and state.act is not None: raise ValueError(f"state.act: {model.name} has no muscles; expected None")
 
 
-# [bytes] the most states one launch of a control sequence keeps on the WGSL kernel (Stepper._run_sequence)
+# [bytes] the most states one launch that keeps every step's keeps on the WGSL kernel (Stepper._launches)
 SEQUENCE_BYTES = 1 << 26
 # the fewest env-steps of a control sequence that the WGSL kernel runs in launches of many steps (_run_sequence): that
 # launch is scheduled afresh each call (~20 ms of host work), a step's JIT replay and its control's copy ~2.5 ms.
@@ -248,21 +248,53 @@ class Stepper:
                     "The count per env is State.contact_overflow.", RuntimeWarning, stacklevel=3)
     return packed, time, dropped
 
-  def _run_sequence(self, packed: Tensor, time: Tensor, seq: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """A control per env-step on the WGSL kernel: the steps in launches of as many as SEQUENCE_BYTES of kept states
-    allow (engine.wgsl.trajectory_overflow keeps each step's), not a JIT replay per step; the same states bit for bit
-    (tests/test_simulator.py). The clock adds dt once per step, in float32 as the step tier's calls do."""
+  def _launches(self, packed: Tensor, n: int, seq: Tensor | None):
+    """n env-steps on the WGSL kernel, ctrl seq[t] at step t (seq (n, B, nact); None for a model without actuators),
+    in launches that keep every step's state (engine.wgsl.trajectory_overflow), each of as many steps as
+    SEQUENCE_BYTES of states allow. Yields per launch (its first step, its (k + 1, B, NROWS, 13) states, its (B,) int32
+    dropped pairs), realised."""
     from engine import wgsl
     per = max(1, SEQUENCE_BYTES // (4 * packed.numel()) - 1)
+    for i in range(0, n, per):
+      k = min(per, n - i)
+      traj, overflow = wgsl.trajectory_overflow(self.model, packed, None if seq is None else seq[i:i + k].clone(), k,
+                                                self.damping)
+      Tensor.realize(traj, overflow)
+      yield i, traj, overflow
+      packed = traj[-1]
+
+  def _clock(self, time: np.ndarray) -> np.ndarray:
+    """time after one more env-step: dt added in float32, as the step tier's calls add it, so that both agree bit for
+    bit (tests/test_simulator.py)."""
+    return time + np.asarray(self.model.dt, time.dtype)
+
+  def _run_sequence(self, packed: Tensor, time: Tensor, seq: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """A control per env-step on the WGSL kernel in few launches (_launches), not a JIT replay per step; the same
+    states bit for bit (tests/test_simulator.py)."""
     dropped = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
-    for i in range(0, seq.shape[0], per):
-      chunk = seq[i:i + per].clone()
-      traj, overflow = wgsl.trajectory_overflow(self.model, packed, chunk, chunk.shape[0], self.damping)
-      packed, dropped = traj[-1].contiguous(), dropped + overflow
-      Tensor.realize(packed, dropped)
-    t, dt = time.numpy(), np.float32(self.model.dt)
-    for _ in range(seq.shape[0]): t = t + dt
-    return packed, Tensor(t, device=packed.device).realize(), dropped
+    for _, traj, overflow in self._launches(packed, seq.shape[0], seq): dropped = (dropped + overflow).realize()
+    t = time.numpy()
+    for _ in range(seq.shape[0]): t = self._clock(t)
+    return traj[-1].contiguous().realize(), Tensor(t, device=packed.device).realize(), dropped
+
+  def records(self, n: int) -> bool:
+    """Whether record() serves a recording of n env-steps: on the WGSL kernel, of at least SEQUENCE_STEPS, and without
+    a broadphase, whose dropped pairs a launch counts only in sum (Simulator.trajectory records them per frame)."""
+    return self.backend == "wgsl" and not self.hashed and n >= SEQUENCE_STEPS
+
+  def record(self, packed: Tensor, time: Tensor, n: int, every: int, ctrl: Tensor | None
+             ) -> tuple[Tensor, Tensor, list[tuple[np.ndarray, np.ndarray]]]:
+    """n env-steps on the WGSL kernel in few launches that keep every step (_launches), ctrl (B, nact) held or a
+    sequence (n, B, nact): (packed, time) at the end and, as numpy, (packed, time) after every `every`-th step and
+    the last, one host copy per launch rather than per frame (see records())."""
+    seq = ctrl if ctrl is None or ctrl.ndim == 3 else ctrl.reshape(1, *ctrl.shape).expand(n, *ctrl.shape)
+    t, frames = time.numpy(), []
+    for i, traj, _ in self._launches(packed, n, seq):
+      states = traj.numpy()
+      for j in range(1, states.shape[0]):
+        t = self._clock(t)
+        if (i + j) % every == 0 or i + j == n: frames.append((states[j], t))
+    return traj[-1].contiguous().realize(), Tensor(t, device=packed.device).realize(), frames
 
   def _run_substeps(self, k: int, packed: Tensor, time: Tensor, ctrl: Tensor | None = None):
     """k env-steps on the substep tier: per step, the contact plan's JIT (broadphase and parameter rows, as

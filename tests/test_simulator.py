@@ -92,9 +92,10 @@ def test_simulator_restitution_without_its_stage_is_named():
 @pytest.mark.parametrize("backend", ["oracle", "wgsl"])
 def test_simulator_control_sequence_steps_each(backend, monkeypatch):
   """rollout and trajectory take a control per env-step ((steps, batch, nact) or a list, as rollout_grad does): the
-  same states, bit for bit, as stepping one env-step at a time with each, on either backend (the kernel's in one
-  launch, or in launches of 2 steps where a launch may keep only 3 states, or a JIT replay per step under
-  SEQUENCE_STEPS); a sequence of the wrong length or a step of the wrong shape is named."""
+  same states and times, bit for bit, as stepping one env-step at a time with each, on either backend (the kernel's in
+  one launch, or in launches of 2 steps where a launch may keep only 3 states, or a JIT replay per step under
+  SEQUENCE_STEPS; its recordings, with a held control too, from launches that keep every step); a sequence of the
+  wrong length or a step of the wrong shape is named."""
   from engine import stepping
   from engine.stepping import DEFAULT_DEVICE
   from engine.tasks import SCENES as TASK_SCENES
@@ -102,27 +103,38 @@ def test_simulator_control_sequence_steps_each(backend, monkeypatch):
   sim = engine.Simulator(model, backend=backend, batch=2)
   seq = np.random.default_rng(0).uniform(-1, 1, (4, 2, 1)).astype(np.float32)
   s0 = sim.reset(seed=0, noise=0.1)
-  s = s0
-  for c in seq: s = sim.step(s, c)
-  launches = []   # on the kernel a sequence runs in launches of several steps (Stepper._run_sequence)
+  each = [s0]   # the states stepping one env-step at a time
+  for c in seq: each.append(sim.step(each[-1], c))
+  s = each[-1]
+  launches = []   # on the kernel a sequence runs in launches of several steps (Stepper._launches)
   if backend == "wgsl":
     from engine import wgsl
     real = wgsl.trajectory_overflow
     monkeypatch.setattr(wgsl, "trajectory_overflow", lambda *a: launches.append(a[3]) or real(*a))
-    monkeypatch.setattr(stepping, "SEQUENCE_STEPS", 3)   # from 3 steps on (the chunk of 1 below: a replay)
+    monkeypatch.setattr(stepping, "SEQUENCE_STEPS", 3)   # from 3 steps on; 2 replay a JIT per step
   rolled = sim.rollout(s0, 4, ctrl=seq)
+  short = sim.rollout(s0, 2, ctrl=seq[:2])
   if backend == "wgsl":   # and in launches of 2 where the kept states would pass SEQUENCE_BYTES
     monkeypatch.setattr(stepping, "SEQUENCE_BYTES", 3 * 4 * 2 * model.nbody * 13)
     chunked = sim.rollout(s0, 4, ctrl=seq)
     assert launches == [4, 2, 2], launches
-  recorded, rec = sim.trajectory(s0, 4, every=3, ctrl=list(seq))   # a chunk of 3 steps, then 1
-  assert backend == "oracle" or launches == [4, 2, 2, 2, 1], launches   # the chunk of 1 step: a JIT replay
+  # frames after steps 3 and 4; on the kernel (no broadphase: nothing dropped to count per frame) recorded from the
+  # launches that keep every step (Stepper.record), here of 2 steps
+  recorded, rec = sim.trajectory(s0, 4, every=3, ctrl=list(seq))
+  assert backend == "oracle" or launches == [4, 2, 2, 2, 2], launches
   held = sim.rollout(s0, 4, ctrl=seq[0])
+  _, rec_held = sim.trajectory(s0, 4, ctrl=seq[0])   # a held control, every step
   for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time"):
     np.testing.assert_array_equal(getattr(rolled, f).numpy(), getattr(s, f).numpy(), err_msg=f)
     np.testing.assert_array_equal(getattr(recorded, f).numpy(), getattr(s, f).numpy(), err_msg=f)
+    np.testing.assert_array_equal(getattr(short, f).numpy(), getattr(each[2], f).numpy(), err_msg=f)
     if backend == "wgsl": np.testing.assert_array_equal(getattr(chunked, f).numpy(), getattr(s, f).numpy(), err_msg=f)
-  np.testing.assert_array_equal(rec["pos"][-1], s.body_pos.numpy())
+  for key, f in (("pos", "body_pos"), ("quat", "body_quat"), ("vel", "body_vel"), ("angvel", "body_angvel")):
+    np.testing.assert_array_equal(rec[key], np.stack([getattr(each[k], f).numpy() for k in (0, 3, 4)]), err_msg=key)
+  np.testing.assert_array_equal(rec["t"], [each[k].time.numpy()[0] for k in (0, 3, 4)])
+  np.testing.assert_array_equal(rec["overflow"], np.zeros((3, 2), np.int32))
+  np.testing.assert_array_equal(rec_held["pos"][-1], held.body_pos.numpy())
+  assert rec_held["pos"].shape[0] == 5
   assert np.abs(held.body_pos.numpy() - s.body_pos.numpy()).max() > 1e-4, "the controls must move the cart"
   with pytest.raises(ValueError, match=r"ctrl: expected 4 per-step controls \(one per env-step\), got 3"):
     sim.rollout(s0, 4, ctrl=seq[:3])
