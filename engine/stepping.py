@@ -286,14 +286,19 @@ class Stepper:
              ) -> tuple[Tensor, Tensor, list[tuple[np.ndarray, np.ndarray]]]:
     """n env-steps on the WGSL kernel in few launches that keep every step (_launches), ctrl (B, nact) held or a
     sequence (n, B, nact): (packed, time) at the end and, as numpy, (packed, time) after every `every`-th step and
-    the last, one host copy per launch rather than per frame (see records())."""
+    the last, a host copy or two per launch rather than three per frame (see records())."""
     seq = ctrl if ctrl is None or ctrl.ndim == 3 else ctrl.reshape(1, *ctrl.shape).expand(n, *ctrl.shape)
     t, frames = time.numpy(), []
     for i, traj, _ in self._launches(packed, n, seq):
-      states = traj.numpy()
-      for j in range(1, states.shape[0]):
+      k, stamps = traj.shape[0] - 1, []
+      for j in range(1, k + 1):
         t = self._clock(t)
-        if (i + j) % every == 0 or i + j == n: frames.append((states[j], t))
+        if (i + j) % every == 0 or i + j == n: stamps.append(t)
+      # only the recorded states leave the device: every `every`-th step's (a strided view), then the run's last
+      first = every - i % every
+      rows = list(traj.numpy()[1:] if every == 1 else traj[first::every].numpy() if first <= k else [])
+      if i + k == n and n % every: rows.append(traj[k].numpy())
+      frames += zip(rows, stamps, strict=True)
     return traj[-1].contiguous().realize(), Tensor(t, device=packed.device).realize(), frames
 
   def _run_substeps(self, k: int, packed: Tensor, time: Tensor, ctrl: Tensor | None = None):

@@ -124,6 +124,7 @@ def test_simulator_control_sequence_steps_each(backend, monkeypatch):
   assert backend == "oracle" or launches == [4, 2, 2, 2, 2], launches
   held = sim.rollout(s0, 4, ctrl=seq[0])
   _, rec_held = sim.trajectory(s0, 4, ctrl=seq[0])   # a held control, every step
+  _, rec_two = sim.trajectory(s0, 5, every=2, ctrl=seq[0])   # every other step, then the last
   for f in ("body_pos", "body_quat", "body_vel", "body_angvel", "time"):
     np.testing.assert_array_equal(getattr(rolled, f).numpy(), getattr(s, f).numpy(), err_msg=f)
     np.testing.assert_array_equal(getattr(recorded, f).numpy(), getattr(s, f).numpy(), err_msg=f)
@@ -135,6 +136,9 @@ def test_simulator_control_sequence_steps_each(backend, monkeypatch):
   np.testing.assert_array_equal(rec["overflow"], np.zeros((3, 2), np.int32))
   np.testing.assert_array_equal(rec_held["pos"][-1], held.body_pos.numpy())
   assert rec_held["pos"].shape[0] == 5
+  for key in ("pos", "quat", "vel", "angvel", "t"):
+    np.testing.assert_array_equal(rec_two[key][:3], rec_held[key][[0, 2, 4]], err_msg=key)
+  assert rec_two["t"].shape == (4,) and rec_two["t"][3] > rec_two["t"][2]
   assert np.abs(held.body_pos.numpy() - s.body_pos.numpy()).max() > 1e-4, "the controls must move the cart"
   with pytest.raises(ValueError, match=r"ctrl: expected 4 per-step controls \(one per env-step\), got 3"):
     sim.rollout(s0, 4, ctrl=seq[:3])
