@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 import numbers
 import numpy as np
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor
 from engine.kinematics import start_pose
 from engine.stepping import TIER_UP, Stepper, check_ctrl, check_ctrls, check_state
 from oracle.packed import ANGVEL, POS, QUAT, VEL, nmuscle, pack_state, unpack_state
@@ -119,8 +119,7 @@ class Simulator:
     packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     rows, times, dropped = [packed.numpy()], [time.numpy()], [np.zeros(self.batch, np.int32)]
     if self.stepper.records(steps):   # the WGSL kernel's launches keep every step: a host copy per launch
-      packed, time, frames = self.stepper.record(packed, time, steps, every, ctrl)
-      overflow = Tensor.zeros(self.batch, dtype=dtypes.int32, device=self.device)   # no broadphase: nothing dropped
+      packed, time, overflow, frames = self.stepper.record(packed, time, steps, ctrl, every)
       rows += [p for p, _ in frames]
       times += [t for _, t in frames]
       dropped += [dropped[0]] * len(frames)

@@ -121,7 +121,7 @@ def check_state(model: Model, state: State, batch: int, device: str) -> None:
 
 # [bytes] the most states one launch that keeps every step's keeps on the WGSL kernel (Stepper._launches)
 SEQUENCE_BYTES = 1 << 26
-# the fewest env-steps of a control sequence that the WGSL kernel runs in launches of many steps (_run_sequence): that
+# the fewest env-steps of a control sequence that the WGSL kernel runs in launches of many steps (record()): that
 # launch is scheduled afresh each call (~20 ms of host work), a step's JIT replay and its control's copy ~2.5 ms.
 # Rollouts of reacher with a sequence on lavapipe (2026-11-30), a replay per step against one launch: x16 4 steps
 # 22.1 / 22.7 ms, 8 steps 30.1 / 22.0, 64 steps 193 / 22.5; x1024 4 steps 21.7 / 27.8, 8 steps 30.7 / 32.1, 16 steps
@@ -199,7 +199,7 @@ class Stepper:
   def run(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None = None, steps_per_call: int = 1,
           horizon: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """n env-steps with ctrl (B, nact) held throughout, or with ctrl[t] at step t when ctrl is a sequence (n, B, nact)
-    (each step then its own call; on the WGSL kernel, many steps a launch: _run_sequence). Returns (packed, time,
+    (each step then its own call; on the WGSL kernel, many steps a launch: record). Returns (packed, time,
     dropped): dropped (B,) int32 sums the broadphase's overflow over the n steps, and a RuntimeWarning says so when any
     env dropped a pair. Outputs are JIT buffers: copy to keep them.
 
@@ -225,8 +225,8 @@ class Stepper:
       from engine import wgsl
       wgsl.idle_ctrl(packed.shape[0])
     dropped = dropped.contiguous().realize()
-    launched = seq is not None and self.backend == "wgsl" and n >= SEQUENCE_STEPS   # few launches: _run_sequence
-    if launched: packed, time, dropped = self._run_sequence(packed, time, seq)
+    launched = seq is not None and self.backend == "wgsl" and n >= SEQUENCE_STEPS   # few launches: record()
+    if launched: packed, time, dropped, _ = self.record(packed, time, n, seq)
     for i, j in enumerate([] if launched else [k] * (n // k) + [1] * (n % k)):
       if seq is not None: ctrl = seq[i].clone().realize()   # its own buffer: a JIT takes no view
       if substep_tier:
@@ -263,43 +263,35 @@ class Stepper:
       yield i, traj, overflow
       packed = traj[-1]
 
-  def _clock(self, time: np.ndarray) -> np.ndarray:
-    """time after one more env-step: dt added in float32, as the step tier's calls add it, so that both agree bit for
-    bit (tests/test_simulator.py)."""
-    return time + np.asarray(self.model.dt, time.dtype)
-
-  def _run_sequence(self, packed: Tensor, time: Tensor, seq: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """A control per env-step on the WGSL kernel in few launches (_launches), not a JIT replay per step; the same
-    states bit for bit (tests/test_simulator.py)."""
-    dropped = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
-    for _, traj, overflow in self._launches(packed, seq.shape[0], seq): dropped = (dropped + overflow).realize()
-    t = time.numpy()
-    for _ in range(seq.shape[0]): t = self._clock(t)
-    return traj[-1].contiguous().realize(), Tensor(t, device=packed.device).realize(), dropped
-
   def records(self, n: int) -> bool:
     """Whether record() serves a recording of n env-steps: on the WGSL kernel, of at least SEQUENCE_STEPS, and without
     a broadphase, whose dropped pairs a launch counts only in sum (Simulator.trajectory records them per frame)."""
     return self.backend == "wgsl" and not self.hashed and n >= SEQUENCE_STEPS
 
-  def record(self, packed: Tensor, time: Tensor, n: int, every: int, ctrl: Tensor | None
-             ) -> tuple[Tensor, Tensor, list[tuple[np.ndarray, np.ndarray]]]:
-    """n env-steps on the WGSL kernel in few launches that keep every step (_launches), ctrl (B, nact) held or a
-    sequence (n, B, nact): (packed, time) at the end and, as numpy, (packed, time) after every `every`-th step and
-    the last, a host copy or two per launch rather than three per frame (see records())."""
+  def record(self, packed: Tensor, time: Tensor, n: int, ctrl: Tensor | None, every: int = 0
+             ) -> tuple[Tensor, Tensor, Tensor, list[tuple[np.ndarray, np.ndarray]]]:
+    """n env-steps on the WGSL kernel in few launches that keep every step (_launches), not a JIT replay per step (the
+    same states bit for bit, tests/test_simulator.py); ctrl (B, nact) held, a sequence (n, B, nact), or None.
+    Returns (packed, time, dropped pairs summed over the steps) at the end and, for every > 0, as numpy, (packed, time)
+    after every `every`-th step and the last: one or two host copies per launch rather than three per frame. The
+    clock adds dt once per step in float32, as the step tier's calls do."""
     seq = ctrl if ctrl is None or ctrl.ndim == 3 else ctrl.reshape(1, *ctrl.shape).expand(n, *ctrl.shape)
+    dropped = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
     t, frames = time.numpy(), []
-    for i, traj, _ in self._launches(packed, n, seq):
+    dt = np.asarray(self.model.dt, t.dtype)
+    for i, traj, overflow in self._launches(packed, n, seq):
+      dropped = (dropped + overflow).realize()
       k, stamps = traj.shape[0] - 1, []
       for j in range(1, k + 1):
-        t = self._clock(t)
-        if (i + j) % every == 0 or i + j == n: stamps.append(t)
+        t = t + dt
+        if every and ((i + j) % every == 0 or i + j == n): stamps.append(t)
+      if not every: continue
       # only the recorded states leave the device: every `every`-th step's (a strided view), then the run's last
       first = every - i % every
       rows = list(traj.numpy()[1:] if every == 1 else traj[first::every].numpy() if first <= k else [])
       if i + k == n and n % every: rows.append(traj[k].numpy())
       frames += zip(rows, stamps, strict=True)
-    return traj[-1].contiguous().realize(), Tensor(t, device=packed.device).realize(), frames
+    return traj[-1].contiguous().realize(), Tensor(t, device=packed.device).realize(), dropped, frames
 
   def _run_substeps(self, k: int, packed: Tensor, time: Tensor, ctrl: Tensor | None = None):
     """k env-steps on the substep tier: per step, the contact plan's JIT (broadphase and parameter rows, as
