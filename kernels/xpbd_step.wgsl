@@ -50,10 +50,10 @@ var<private> sb: u32;                            // this env's row of scr (0 for
 var<private> overflow: u32;                      // candidate pairs beyond their capacity, this step (lane 0)
 var<private> mb: u32;                           // this env's row of prm (0 for a private copy)
 var<private> cb: u32;                           // this env's row of ctrl
-var<private> lane: u32;                         // this invocation's lane in its env, 0 .. LANES - 1
-// env_index(gid, wid) and barrier() come from the header: with LANES == 1 the env is gid.x and barrier() does
-// nothing; with LANES > 1 the env is the workgroup, uniform across its lanes, as WGSL's uniformity analysis requires
-// of every control path that reaches a barrier
+// env_index(gid, wid), barrier(), `lane` (this invocation's lane in its env, 0 .. LANES - 1) and set_lane(lid) come
+// from the header: with LANES == 1 the env is gid.x, barrier() does nothing and lane is the constant 0; with
+// LANES > 1 the env is the workgroup, uniform across its lanes, as WGSL's uniformity analysis requires of every
+// control path that reaches a barrier
 
 // --- parameters ---
 fn p1(off: u32) -> f32 { return prm[mb + off]; }
@@ -143,7 +143,7 @@ fn xpbd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_i
              @builtin(local_invocation_id) lid: vec3<u32>) {
   let e = env_index(gid, wid);
   if (e >= BATCH) { return; }
-  lane = lid.x % LANES;
+  set_lane(lid);
   env_in(e);   // sets sb and mb
   cb = e * NCTRL;
   let base = e * NROWS * PACKED_WIDTH;

@@ -369,7 +369,7 @@ fn xpbd_step_adj(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgro
                  @builtin(local_invocation_id) lid: vec3<u32>) {
   let e = env_index(gid, wid);
   if (e >= BATCH) { return; }
-  lane = lid.x % LANES;
+  set_lane(lid);
   env_in(e);
   tb = e * TAPE_STRIDE;
   let base = e * NROWS * PACKED_WIDTH;
