@@ -104,10 +104,10 @@ def lane_functions(lanes: int) -> str:
 
   With one lane, `lane` is the constant 0 rather than a private variable the entry point sets. Every per-body,
   per-joint and per-muscle loop starts at `lane` (`for (var k = lane; k < NBODY; k += LANES)`), so with a constant
-  start the compiler knows their trip counts and can unroll them, and the indices into the private arrays (the
-  working state, the backward's adjoint state and its parameter-gradient sums gprm) become constants. A private array
-  indexed at run time lowers on lavapipe to a compare-and-select over all its elements per access (kernels/lanes.py
-  PRIVATE_PARAMS). Pendulum x4096 on lavapipe, 10 env-steps, kernels alone (2026-11-30): forward 23.8 -> 12.7 ms,
+  start the compiler knows their trip counts and may unroll them, folding the indices into the private arrays (the
+  working state, the backward's adjoint state and its parameter-gradient sums gprm) to constants. A private array
+  indexed at run time lowers on lavapipe to a compare-and-select over all its elements per access (PRIVATE_PARAMS
+  above). Pendulum x4096 on lavapipe, 10 env-steps, kernels alone (2026-11-30): forward 23.8 -> 12.7 ms,
   backward 81.2 -> 48.9 ms, bit-identical results (bench/README.md)."""
   if lanes == 1:
     return ("fn env_index(gid: vec3<u32>, wid: vec3<u32>) -> u32 { return gid.x; }\nfn barrier() {}\n"
