@@ -1,8 +1,9 @@
-"""Env throughput: `python bench/bench_env.py [--tasks ...] [--envs 1 256 4096] [--steps N]`.
+"""Env throughput: `python bench/bench_env.py [--tasks ...] [--envs 1 256 4096] [--steps N] [--backend wgsl]`.
 
-env-steps/s of engine.make_env(task, num_envs) on the oracle backend, stepping random actions (numpy, uploaded
-every step, as a trainer would), after a warm-up that compiles; the median of 3 timed runs of --steps steps. Also the
-first call (compile) time. Prints a markdown table and writes bench/results_env.json with the versions and device.
+env-steps/s of engine.make_env(task, num_envs, backend) (the oracle, or the WGSL kernel on lavapipe or a GPU: one
+launch per env-step), stepping random actions (numpy, uploaded every step, as a trainer would), after a warm-up that
+compiles; the median of 3 timed runs of --steps steps. Also the first call (compile) time. Prints a markdown table and
+writes bench/results_env.json (results_env_wgsl.json for the kernel) with the versions and device.
 """
 import argparse
 import json
@@ -16,10 +17,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 import numpy as np  # noqa: E402
 
 
-def bench_task(task: str, num_envs: int, steps: int) -> dict:
+def bench_task(task: str, num_envs: int, steps: int, backend: str = "oracle") -> dict:
   import engine
   t0 = time.perf_counter()
-  env = engine.make_env(task, num_envs=num_envs, seed=0)
+  env = engine.make_env(task, num_envs=num_envs, seed=0, backend=backend)
   env.reset()
   rng = np.random.default_rng(0)
   actions = [env.action_space.sample(rng) for _ in range(steps)]
@@ -43,22 +44,30 @@ def main() -> int:
   p.add_argument("--tasks", nargs="+", default=list(task_names()))
   p.add_argument("--envs", nargs="+", type=int, default=[1, 256, 4096])
   p.add_argument("--steps", type=int, default=20)
-  p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results_env.json"))
+  p.add_argument("--backend", choices=("oracle", "wgsl"), default="oracle")
+  p.add_argument("--out", help="default bench/results_env.json, or results_env_wgsl.json with --backend wgsl")
   args = p.parse_args()
+  here = os.path.dirname(os.path.abspath(__file__))
+  out = args.out or os.path.join(here, "results_env.json" if args.backend == "oracle" else "results_env_wgsl.json")
   import tinygrad
   from tinygrad import Device
   rows = []
   print("| task | envs | env-steps/s | ms/step | first call [s] |\n|---|---|---|---|---|", flush=True)
   for task in args.tasks:
     for n in args.envs:
-      r = bench_task(task, n, args.steps)
+      r = bench_task(task, n, args.steps, args.backend)
       rows.append(r)
       print(f"| {task} | {n} | {r['env_steps_per_s']:,.0f} | {r['ms_per_step']:.1f} | {r['first_call_s']:.1f} |",
             flush=True)
-  meta = {"device": Device.DEFAULT, "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+  from engine.stepping import DEFAULT_DEVICE
+  meta = {"device": DEFAULT_DEVICE.get(args.backend, Device.DEFAULT), "cpu": platform.processor() or platform.machine(),
+          "cores": os.cpu_count(),
           "tinygrad": tinygrad.__version__ if hasattr(tinygrad, "__version__") else "0.14.0",
-          "numpy": np.__version__, "python": platform.python_version(), "backend": "oracle", "dtype": "float32"}
-  with open(args.out, "w") as f: json.dump({"meta": meta, "results": rows}, f, indent=1)
+          "numpy": np.__version__, "python": platform.python_version(), "backend": args.backend, "dtype": "float32"}
+  if args.backend == "wgsl":
+    from engine.wgsl import adapter
+    meta["adapter"] = adapter()
+  with open(out, "w") as f: json.dump({"meta": meta, "results": rows}, f, indent=1)
   return 0
 
 

@@ -26,6 +26,13 @@ PRIVATE_SCRATCH = 2048
 # [floats] the longest parameter-gradient row the backward kernel sums in private memory (kernels/adjoint/xpbd_step.wgsl
 # gprm): pendulum (59 floats) x4096 on lavapipe 1.26x as fast a backward; chain's 455 not measurably
 PRIVATE_PARAMS = 512
+# [ints] the longest contact tables (`tab`) the forward program reads from their storage buffer rather than from a
+# private copy per env (env_buffers). Forward step program on lavapipe, storage against the copy, median env-steps/s
+# (2026-11-30, bench/README.md): at one env-step a launch, the RL env's, pendulum x4096 (30 ints) +6 to +10 %, drop
+# x256 (44) +28 %, chain x64 (66) +14 %, cradle x64 (128) +43 %, the ant x256 (213) +5 %; at 10 a launch +2 to +20 %.
+# stack10 x64 (523) ran 4 % slower at 10 a launch and its trajectory 5 %: its copy is cheap beside its step, and a
+# storage load at an index that differs across envs (a slot's kind) costs a bounds check per lane
+STORAGE_TABLES = 256
 
 
 def default_lanes(model: Model, batch: int, cpu: bool) -> int:
@@ -69,14 +76,18 @@ def workgroup_size(lanes: int, batch: int) -> int:
   return min(WORKGROUP, max(SIMD_ENVS, -(-per_group // SIMD_ENVS) * SIMD_ENVS))
 
 
-def env_buffers(model: Model, lanes: int) -> str:
+def env_buffers(model: Model, lanes: int, backward: bool = False) -> str:
   """The declarations of kernels/xpbd_step.wgsl's parameters `prm`, tables `tab` and scratch `scr`, with env_in(e)
   (sets the env's rows sb and mb) and env_out(e). With LANES > 1 they are the storage buffers. With one lane per env,
   env_in copies the env's parameter row and the tables into private arrays, and the scratch row is private too when
   it has at most PRIVATE_SCRATCH floats (env_out writes it back for the host: the overflow count, engine.wgsl's
   contact_set): lavapipe checks the bounds of every storage access lane by lane (eight compares, branches and scalar
   loads per SIMD load where the index differs across envs, as a slot's or a body's index read from the scratch
-  does), and a private array needs none. The ant x256 on lavapipe: 3.98 -> 3.25 ms a step (docs/wgsl.md, Speed)."""
+  does), and a private array needs none. The ant x256 on lavapipe: 3.98 -> 3.25 ms a step (docs/wgsl.md, Speed).
+  The forward program (backward False) reads tables of at most STORAGE_TABLES ints from storage instead: their copy
+  is repeated at every launch, and every env reads a table at the same index more often than not. The backward keeps
+  the copy: its launch runs a whole horizon, and its programs compiled up to a quarter slower with the tables in
+  storage (armed_lander's, 32 -> 39 s) for no measured gain."""
   storage = ("@group(0) @binding(3) var<storage, read_write> {p} : array<f32>;\n"
              "@group(0) @binding(5) var<storage, read_write> {t} : array<i32>;\n"
              "@group(0) @binding(6) var<storage, read_write> {s} : array<f32>;\n")
@@ -86,11 +97,13 @@ def env_buffers(model: Model, lanes: int) -> str:
             "fn env_out(e: u32) {}\n")
   consts, flat = contact_tables(model)
   ntab, private = max(len(flat), 1), consts["SCR"] <= PRIVATE_SCRATCH
-  return (storage.format(p="prm_buf", t="tab_buf", s="scr_buf" if private else "scr") +
-          f"var<private> prm: array<f32, NPARAM>;\nvar<private> tab: array<i32, {ntab}>;\n" +
+  copy = backward or ntab > STORAGE_TABLES   # the tables into a private array
+  return (storage.format(p="prm_buf", t="tab_buf" if copy else "tab", s="scr_buf" if private else "scr") +
+          "var<private> prm: array<f32, NPARAM>;\n" + (f"var<private> tab: array<i32, {ntab}>;\n" if copy else "") +
           ("var<private> scr: array<f32, SCR>;\n" if private else "") +
           f"fn env_in(e: u32) {{\n{rows}  for (var k = 0u; k < NPARAM; k++) {{ prm[k] = prm_buf[mb + k]; }}\n"
-          f"  mb = 0u;\n  for (var k = 0u; k < {ntab}u; k++) {{ tab[k] = tab_buf[k]; }}\n"
+          "  mb = 0u;\n" +
+          (f"  for (var k = 0u; k < {ntab}u; k++) {{ tab[k] = tab_buf[k]; }}\n" if copy else "") +
           f"  sb = {'0u' if private else 'e * SCR'};\n}}\n"
           "fn env_out(e: u32) {" + ("\n  for (var k = 0u; k < SCR; k++) { scr_buf[e * SCR + k] = scr[k]; }\n"
                                      if private else "") + "}\n")

@@ -240,7 +240,8 @@ def header(model: Model, batch: int, steps: int, damping: bool, lanes: int = 1, 
   hooks = ("fn tape_iteration(it: u32) {}\nfn tape_solve(b: u32, dth: vec3<f32>, scale: f32) {}\n"
            "fn tape_damping() {}\nfn tape_contact_velocity() {}\nfn tape_armature() {}\n" if tape is None else
            "".join(f"const {k}: u32 = {v}u;\n" for k, v in tape.items()))
-  return "\n".join(lines) + "\n" + collide_header(model) + lane_functions(lanes) + env_buffers(model, lanes) + hooks
+  return ("\n".join(lines) + "\n" + collide_header(model) + lane_functions(lanes)
+          + env_buffers(model, lanes, tape is not None) + hooks)
 
 
 @lru_cache(maxsize=None)

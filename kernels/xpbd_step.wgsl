@@ -31,7 +31,8 @@
 @group(0) @binding(4) var<storage, read_write> ctrl : array<f32>;
 // prm (binding 3), tab (5) and scr (6) are declared by the header (kernels/lanes.py env_buffers): the storage
 // buffers themselves with LANES > 1; with one lane per env, private copies that env_in() fills and env_out() writes
-// back, as lavapipe checks the bounds of every storage access on every SIMD lane
+// back, as lavapipe checks the bounds of every storage access on every SIMD lane (but for short tables in the forward
+// program, which every env reads at the same index: kernels/lanes.py STORAGE_TABLES)
 
 // the working state of this env's bodies (oracle/packed.py: the 19-wide substep state). `var<env>` is not WGSL:
 // kernels/program.py makes it var<private> when LANES == 1 and var<workgroup> (shared by the env's lanes) otherwise
