@@ -2,6 +2,7 @@
 (kernels/adjoint/), both on the device; engine/grad.py rollout_grad picks it for a model on the WEBGPU device."""
 from __future__ import annotations
 from tinygrad import Tensor
+from engine.buffers import copy_of
 from engine.grad_oracle import RolloutGrad
 from engine.stepping import Stepper, check_ctrl, check_ctrls, jit
 from oracle.packed import pack_state, unpack_state
@@ -30,12 +31,14 @@ class KernelRolloutGrad(RolloutGrad):
     wgsl_backward.prepare_backward()
     self._fwds, self._bwds = {}, {}   # per (horizon, with controls): the jitted passes
 
-  def _forward_fn(self, packed: Tensor, *ctrls: Tensor) -> tuple[Tensor, ...]:
+  def _forward_fn(self, packed: Tensor, time: Tensor, *ctrls: Tensor) -> tuple[Tensor, ...]:
     """The start and the packed states after each of the steps, (steps + 1, B, NROWS, 13), in one launch
-    (engine.wgsl.trajectory)."""
+    (engine.wgsl.trajectory); the last of them in a buffer of its own, and the clock after the steps (the final
+    state's, each a whole buffer that engine.buffers.copy_of copies without a schedule)."""
     from engine import wgsl
     ctrl = ctrls[0] if ctrls else None
-    return (wgsl.trajectory(self.model, packed, ctrl, self._steps, self.stepper.damping).realize(),)
+    traj = wgsl.trajectory(self.model, packed, ctrl, self._steps, self.stepper.damping).realize()
+    return traj, traj[-1].contiguous().realize(), (time + self._steps * self.model.dt).contiguous().realize()
 
   def _backward_fn(self, adj: Tensor, traj: Tensor, *ctrls: Tensor) -> tuple[Tensor, ...]:
     """(d/d initial packed, d/d the parameter row summed over steps where wrt names a parameter, d/d ctrl per step)
@@ -67,9 +70,8 @@ class KernelRolloutGrad(RolloutGrad):
       ctrls = given if given.ndim == 3 else given.reshape(1, *given.shape).expand(steps, *given.shape)
       ctrls = ctrls.contiguous().realize()
     elif ctrl is not None: check_ctrl(self.model, B, ctrl, packed.device)   # raises: no actuators
-    (traj,) = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed)
-    final = unpack_state(traj[-1].clone().realize(), (state.time + steps * self.model.dt).realize(), self.model)
-    return final, (traj, ctrls)
+    traj, last, time = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed, state.time.contiguous().realize())
+    return unpack_state(copy_of(last), copy_of(time), self.model), (traj, ctrls)
 
   def backward(self, checkpoints: tuple, adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
     from engine import wgsl_backward
@@ -78,5 +80,5 @@ class KernelRolloutGrad(RolloutGrad):
     out = self._pass(self._bwds, self._backward_fn, traj.shape[0] - 1, ctrls, adj, traj)
     named = wgsl_backward.param_grads(self.model, out[1]) if self.wrt else {}
     totals = {n: named[n].clone().realize() for n in self.wrt}
-    if ctrls is not None: totals["ctrl"] = out[-1].clone().realize()
-    return out[0].clone().realize(), totals
+    if ctrls is not None: totals["ctrl"] = copy_of(out[-1])
+    return copy_of(out[0]), totals

@@ -4,6 +4,7 @@ import math
 import numbers
 import numpy as np
 from tinygrad import Tensor
+from engine.buffers import copy_of
 from engine.kinematics import start_pose
 from engine.stepping import TIER_UP, Stepper, check_ctrl, check_ctrls, check_state
 from oracle.packed import ANGVEL, POS, QUAT, VEL, nmuscle, pack_state, unpack_state
@@ -68,8 +69,9 @@ class Simulator:
     return self._copy(pack_state(state, self.model), state.time)
 
   def _copy(self, packed: Tensor, time: Tensor, overflow: Tensor | None = None) -> State:
-    state = unpack_state(packed.clone().realize(), time.clone().realize(), self.model)  # JIT outputs are reused: copy
-    return state if overflow is None else state.replace(contact_overflow=overflow.clone().realize())
+    # JIT outputs are reused: copy them (engine/buffers.py copy_of: a buffer copy rather than a scheduled clone)
+    state = unpack_state(copy_of(packed), copy_of(time), self.model)
+    return state if overflow is None else state.replace(contact_overflow=copy_of(overflow))
 
   def _check(self, state: State, ctrl, steps: int | None = None) -> Tensor | None:
     """Validate the state and the controls (engine/stepping.py); returns ctrl as a realised (batch, nact) Tensor of the

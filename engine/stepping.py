@@ -52,23 +52,36 @@ def check_name(backend: str) -> None:
   if backend not in BACKENDS: raise ValueError(f"backend: expected one of {list(BACKENDS)}, got {backend!r}")
 
 
+def _ctrl_shape(model: Model, batch: int, ctrl_shape: tuple, name: str, steps: int | None) -> None:
+  """A clear error unless a control has shape (batch, nact), or (steps, batch, nact) for a sequence."""
+  want = (batch, model.nact) if steps is None else (steps, batch, model.nact)
+  if tuple(ctrl_shape) != want:
+    dims = "batch, nact" if steps is None else "steps, batch, nact"
+    raise ValueError(f"{name}: expected shape {want} ({dims}: {list(model.act_name)}), got {tuple(ctrl_shape)}")
+
+
+def ctrl_array(model: Model, batch: int, ctrl, name: str = "ctrl", steps: int | None = None) -> np.ndarray:
+  """A control given as a numpy array or lists, checked as check_ctrl checks it, as a contiguous array of the model's
+  dtype (for engine.buffers.upload)."""
+  if model.nact == 0: raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
+  arr = np.asarray(ctrl)
+  if arr.dtype.kind != "f": raise ValueError(f"{name}: expected a float array, got dtype {arr.dtype}")
+  _ctrl_shape(model, batch, arr.shape, name, steps)
+  return np.ascontiguousarray(arr, dtype=np.float32 if model.body_pos0.dtype == dtypes.float32 else np.float64)
+
+
 def check_ctrl(model: Model, batch: int, ctrl, device: str, name: str = "ctrl", steps: int | None = None
                ) -> Tensor | None:
   """ctrl as a realised (batch, nact) Tensor of the model's dtype, or a clear error. None gives zeros (actuators at
   rest) for a model with actuators, and None for one without. numpy arrays and lists are accepted. steps: ctrl is a
   sequence of that many, (steps, batch, nact) (not None)."""
   want, dtype = (batch, model.nact) if steps is None else (steps, batch, model.nact), model.body_pos0.dtype
-  dims = "batch, nact" if steps is None else "steps, batch, nact"
   if ctrl is None:
     if not model.nact: return None
     return Tensor.zeros(*want, dtype=dtype, device=device).contiguous().realize()
+  if not isinstance(ctrl, Tensor): return Tensor(ctrl_array(model, batch, ctrl, name, steps), device=device)
   if model.nact == 0: raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
-  if not isinstance(ctrl, Tensor):
-    arr = np.asarray(ctrl)
-    if arr.dtype.kind != "f": raise ValueError(f"{name}: expected a float array, got dtype {arr.dtype}")
-    ctrl = Tensor(arr.astype(np.float32 if dtype == dtypes.float32 else np.float64), device=device)
-  if tuple(ctrl.shape) != want:
-    raise ValueError(f"{name}: expected shape {want} ({dims}: {list(model.act_name)}), got {tuple(ctrl.shape)}")
+  _ctrl_shape(model, batch, ctrl.shape, name, steps)
   if not dtypes.is_float(ctrl.dtype): raise ValueError(f"{name}: expected a float tensor, got {ctrl.dtype}")
   if ctrl.device != device: raise ValueError(f"{name}: expected a tensor on {device}, got one on {ctrl.device}")
   return ctrl if ctrl.dtype == dtype else ctrl.cast(dtype)

@@ -52,6 +52,26 @@ def require_webgpu() -> None:
     raise WebGPUUnavailable(f"the wgsl backend needs a WebGPU adapter; Dawn found none but its Null adapter, which "
                             f"runs no kernels. {NEEDS}")
   _install_pipeline_cache()
+  _install_transfer()
+
+
+def _install_transfer() -> None:
+  """A copy between two WEBGPU buffers as a copy command on the device's queue (tinygrad's allocator has none, so its
+  copies, engine/buffers.py copy_of's among them, read the source back to the host: a wait for the queue)."""
+  from tinygrad.runtime import ops_webgpu as w
+  if hasattr(w.WebGpuAllocator, "_transfer"): return
+  wg = w.webgpu
+
+  def transfer(self, dest, src, sz: int, src_dev, dest_dev):
+    dev = self.dev
+    enc = wg.wgpuDeviceCreateCommandEncoder(dev.device_res, wg.WGPUCommandEncoderDescriptor())
+    wg.wgpuCommandEncoderCopyBufferToBuffer(enc, src, 0, dest, 0, (sz + 3) // 4 * 4)   # buffers are 4-byte padded
+    cmd = wg.wgpuCommandEncoderFinish(enc, wg.WGPUCommandBufferDescriptor())
+    wg.wgpuQueueSubmit(dev.queue, 1, (wg.WGPUCommandBuffer * 1)(cmd))
+    wg.wgpuCommandEncoderRelease(enc)
+    wg.wgpuCommandBufferRelease(cmd)
+
+  w.WebGpuAllocator._transfer = transfer
 
 
 def _device_adapter_info():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
 import engine
+from engine.buffers import copy_of
 from engine.env import EnvCore, VecEnv
 from engine.tasks import TASKS, task_names
 from tests.golden import ENVS
@@ -125,6 +126,31 @@ def test_env_action_checks(cartpole):
   with pytest.raises(ValueError, match="task: expected one of"): engine.make_env("nope")
   with pytest.raises(ValueError, match="num_envs"): engine.make_env("cartpole", num_envs=0)
   with pytest.raises(ValueError, match="randomize.mass"): engine.make_env("cartpole", randomize={"mass": (0, 1)})
+
+
+def test_env_step_outputs_are_copies(cartpole):
+  """What step() returns is its own copy of the step JIT's output (engine/buffers.py copy_of), still the same after
+  later steps overwrite that output, and a numpy action (copied into the env's input buffer, engine.buffers.upload)
+  steps as the same action given as a Tensor."""
+  env = cartpole
+  rng = np.random.default_rng(3)
+  acts = [rng.uniform(-1, 1, (N, 1)).astype(np.float32) for _ in range(3)]
+  env.reset(seed=5)
+  kept = [env.step(a) for a in acts]   # read after all three steps
+  env.reset(seed=5)
+  now = [[t.numpy() for t in env.step(a)[:2]] for a in acts]   # read at once
+  assert not np.array_equal(now[0][0], now[2][0])
+  for (obs, r, *_), (o, rr) in zip(kept, now):
+    np.testing.assert_array_equal(obs.numpy(), o)
+    np.testing.assert_array_equal(r.numpy(), rr)
+  env.reset(seed=5)
+  for a, (o, _) in zip(acts, now):
+    np.testing.assert_array_equal(env.step(Tensor(a, device=env.core.device))[0].numpy(), o)
+  # copy_of's own buffer (a whole buffer) and its fallback (a slice, cloned), both untouched by a write to the source
+  t = Tensor([[0, 1, 2], [3, 4, 5]], dtype=dtypes.float32, device=env.core.device).contiguous().realize()
+  whole, part = copy_of(t), copy_of(t[:, 1:])
+  t.assign(t * 0).realize()
+  assert whole.tolist() == [[0, 1, 2], [3, 4, 5]] and part.tolist() == [[1, 2], [4, 5]] and t.tolist()[1] == [0, 0, 0]
 
 
 def test_env_render(cartpole):
