@@ -217,8 +217,11 @@ def main(argv=None) -> int:
           "time": time.strftime("%Y-%m-%d %H:%M:%S")}
   results = []
   for name, batch in items:
-    results.append(run_lanes(name, batch, args.steps, args.lanes) if args.lanes
-                   else run(name, batch, args.steps, args.quick))
+    try:
+      results.append(run_lanes(name, batch, args.steps, args.lanes) if args.lanes
+                     else run(name, batch, args.steps, args.quick))
+    except Exception as e:  # noqa: BLE001 (report and go on: one scene's failure must not hide the others')
+      results.append({"scene": name, "batch": batch, "error": f"{type(e).__name__}: {str(e).strip()[:200]}"})
     print(json.dumps(results[-1]))
     Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1))
   return 0

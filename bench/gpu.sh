@@ -6,7 +6,9 @@
 #   bash bench/gpu.sh run    # there, as the device command, with carry [".whl", ".gl"]: everything under $OUT
 #
 # run, in order of what the issue needs most, each part under its own timeout so that one slow compile leaves the
-# rest (at most 9 minutes in all; one device command may take 10: give run timeout_s 600):
+# rest (at most 10 minutes in all; one device command may take 10: give run timeout_s 600):
+#   0. which programs the driver accepts (bench/gpu_probe.py, the backward's private-memory variants where one is
+#      refused) -> $OUT/probe.log
 #   1. the kernels' parity on this GPU (bench/gpu_parity.py: one forward step of stack10 and pile against the
 #      float32/float64 oracle, and the backward kernel's gradients against tests/test_parity_grad.py's golden
 #      references) -> $OUT/parity.log
@@ -14,9 +16,11 @@
 #      (bench/bench_grad.py --quick: the 3x target) -> $OUT/results_grad_gpu.json
 #   3. the same at GPU-sized batches -> $OUT/results_grad_gpu_large.json
 #   4. the forward kernel's throughput at the GPU batches (bench/bench_wgsl.py --gpu) -> $OUT/results_wgsl_gpu.json
-# GRAD_ITEMS, LARGE_ITEMS, WGSL_ITEMS (scene:batch lists) and STEPS override the defaults. A dry run here, on
-# lavapipe, with no clang on the PATH (as there): OUT=/tmp/o GRAD_ITEMS="pendulum:64 chain:4" LARGE_ITEMS="drop:8"
-# WGSL_ITEMS="pendulum:64" STEPS=5 bash bench/gpu.sh run (2026-11-29: every part ran, ~2 min).
+# GRAD_ITEMS, LARGE_ITEMS, WGSL_ITEMS (scene:batch lists; "none" skips parts 3 and 4), STEPS, PROBE_SCENES, PROBE_S
+# (its timeout; 0 skips it), PARTS=probe (part 0 alone) and PARITY_ARGS (e.g. "grads chain": those scenes' gradients
+# alone) override the defaults. A dry run here, on lavapipe, with no clang on the PATH (as there): OUT=/tmp/o
+# GRAD_ITEMS="pendulum:64 chain:4" LARGE_ITEMS="drop:8" WGSL_ITEMS="pendulum:64" STEPS=5 bash bench/gpu.sh run
+# (2026-11-29: every part ran, ~2 min). First run on an H200 on 2026-11-30: bench/README.md "On a GPU".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${2:-.venv/bin/python}
@@ -30,12 +34,13 @@ print(" ".join(p for p in d if p.split("==")[0] in ("tinygrad", "dawn-python", "
   rm -rf .whl && mkdir -p .whl .gl
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl $pins
-  # the Vulkan loader, unpacked there only where the machine has none (the device tool's README)
+  # the Vulkan loader and GLVND's libraries (the device tool's README): the NVIDIA ICD, libGLX_nvidia, answers no
+  # vkCreateInstance without GLVND's dispatch and EGL libraries beside it, even where the machine has a Vulkan loader
   local lists
   lists=$(mktemp -d)
   mkdir -p "$lists/partial"
   local o="-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=$lists"
-  apt-get $o update -qq && (cd .gl && apt-get $o download libvulkan1 2>/dev/null)
+  apt-get $o update -qq && (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 2>/dev/null)
   rm -rf "$lists"
   "$PY" bench/gpu_parity.py dump
   du -sh .whl .gl
@@ -47,22 +52,34 @@ run() {
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     || { echo "error: installing the carried wheels failed (carry .whl: make gpu-prepare)"; return 1; }
   export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 DEV=WEBGPU
-  if ! ldconfig -p | grep -q libvulkan.so.1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
-  local icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  # the loader and GLVND where the machine has no loader, or has NVIDIA's driver (whose ICD needs GLVND beside it)
+  if [ -d /usr/local/nvidia ] || ! ldconfig -p | grep -q libvulkan.so.1; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+  fi
+  local icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
   [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
+  [ -f "$egl" ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
   cat "$OUT/gpu.txt"
   local steps=${STEPS:-20}
-  timeout 150 python3 bench/gpu_parity.py > "$OUT/parity.log" 2>&1
-  echo "parity: exit $? (0 passed, 124 timed out, else the failed gradient cases)"
-  grep -E "^(adapter|PASS|FAIL|gradient parity)|: \|wgsl-oracle\|" "$OUT/parity.log" | cut -c1-160
+  # which programs the driver accepts, and with what moved out of private memory (bench/gpu_probe.py)
+  [ "${PROBE_S:-120}" = 0 ] || timeout "${PROBE_S:-120}" python3 bench/gpu_probe.py ${PROBE_SCENES:-} > "$OUT/probe.log" 2>&1
+  echo "probe: exit $? (the scenes whose backward the driver refused with the defaults)"
+  grep -v "^Warning\|^    at \|^ - While\|^$" "$OUT/probe.log" | cut -c1-150
+  [ "${PARTS:-all}" = probe ] && return 0
+  timeout 150 python3 bench/gpu_parity.py ${PARITY_ARGS:-} > "$OUT/parity.log" 2>&1
+  local rc=$?
+  echo "parity: exit $rc (0 passed, 124 timed out, else the failed gradient cases)"
+  # no adapter: the rest would only fail the same way; stop and spend no more of the device's time
+  grep -q WebGPUUnavailable "$OUT/parity.log" && { head -5 "$OUT/parity.log"; return 1; }
+  grep -E "^(adapter|PASS|FAIL|ERROR|gradient parity)|: \|wgsl-oracle\|" "$OUT/parity.log" | cut -c1-160
   timeout 190 python3 bench/bench_grad.py --quick --steps "$steps" --out "$OUT/results_grad_gpu.json" \
     --only ${GRAD_ITEMS:-pendulum:4096 chain:64 stack10:64} > "$OUT/grad.log" 2>&1
   echo "bench_grad: exit $?"
-  timeout 110 python3 bench/bench_grad.py --quick --steps "$steps" --out "$OUT/results_grad_gpu_large.json" \
+  [ "${LARGE_ITEMS:-}" = none ] || timeout 110 python3 bench/bench_grad.py --quick --steps "$steps" --out "$OUT/results_grad_gpu_large.json" \
     --only ${LARGE_ITEMS:-pendulum:65536 chain:4096 stack10:1024} > "$OUT/grad_large.log" 2>&1
   echo "bench_grad (large batches): exit $?"
-  timeout 70 python3 bench/bench_wgsl.py --gpu --configs wgsl-WEBGPU --out "$OUT/results_wgsl_gpu.json" \
+  [ "${WGSL_ITEMS:-}" = none ] || timeout 70 python3 bench/bench_wgsl.py --gpu --configs wgsl-WEBGPU --out "$OUT/results_wgsl_gpu.json" \
     ${WGSL_ITEMS:+--only $WGSL_ITEMS} > "$OUT/wgsl.log" 2>&1
   echo "bench_wgsl: exit $?"
   for f in "$OUT"/results_*.json; do

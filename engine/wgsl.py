@@ -53,6 +53,8 @@ def require_webgpu() -> None:
                             f"runs no kernels. {NEEDS}")
   _install_pipeline_cache()
   _install_transfer()
+  import kernels.tape
+  kernels.tape.GPU_ADAPTER = _device_adapter_info().adapterType != wg.WGPUAdapterType_CPU
 
 
 def _install_transfer() -> None:

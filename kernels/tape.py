@@ -17,14 +17,31 @@ REC_W = 17
 # the tape's width (a GPU's loads then do not coalesce), while a private array is indexed here by the substep and
 # iteration alone, the same in every lane. Backward alone, store mode, on lavapipe (min of 7, 20 steps; identical
 # gradients, 2026-11-26): pendulum x4096 207 -> 141 ms (then 640 floats), chain x64 65 -> 59 (6,400), drop x64
-# 12.2 -> 9.3 (768). On a GPU a private array this long lives in per-thread local memory, which the hardware
-# interleaves across threads (not measured: no device was lent). A long private tape costs compile time instead:
+# 12.2 -> 9.3 (768). On a GPU a private array this long lives in per-thread local memory (PRIVATE_TAPE_GPU below
+# for what an H200 measured). A long private tape costs compile time instead:
 # lavapipe's compile of chain's backward program (7,200 floats; batch 2, cold shader cache, GALLIVM_PERF=nopt,
 # pipeline and first launch, 2026-11-28) takes 85 s with it private and 57 s in storage, planar_arm's (4,212 floats)
 # pipeline 12.1 s against 5.4. TINYXPBD_PRIVATE_TAPE overrides the limit: `make test`, which compiles each program
 # once and runs it for a few steps, sets 2048 (the Makefile's TESTENV); the gradients are the same either way
 # (tests/test_grad_kernel.py test_parity_private_storage_tape)
 PRIVATE_TAPE = int(os.environ.get("TINYXPBD_PRIVATE_TAPE", "8192"))
+# [floats] the same limit on a GPU adapter (the smaller of the two applies). NVIDIA's Vulkan driver (580.159, H200,
+# 2026-11-30) refuses a compute pipeline with too much private memory ("CreatePipeline: failed to validate local
+# memory", VK_ERROR_UNKNOWN). bench/gpu_probe.py there, the backward programs' private arrays in bytes (vec3 and Quat
+# padded to 16 and 32): accepted double_pendulum's 10.7 kB (its 1,440-float tape private) and chain's 12.0 kB (its
+# tape in storage); refused chain's 40.8 kB (its 7,200-float tape private) and 23.3 kB (replay mode, 2,830 floats).
+# Where both compile, private pays there for a short tape only: the backward kernel alone, x4096, 20 steps, one run
+# each (bench_grad.py --quick), private against storage: pendulum (720 floats) 7.6 and 8.0 ms against 12.5,
+# double_pendulum (1,440) 17.3 against 10.5. The limit lies between the two (not measured nearer).
+PRIVATE_TAPE_GPU = 1024
+# whether the adapter is a GPU: engine.wgsl.require_webgpu sets it once it has opened the device (the kernels do not
+# query the device themselves)
+GPU_ADAPTER = False
+
+
+def private_tape_limit() -> int:
+  """The longest tape an invocation keeps in private memory on this adapter (PRIVATE_TAPE, PRIVATE_TAPE_GPU)."""
+  return min(PRIVATE_TAPE, PRIVATE_TAPE_GPU) if GPU_ADAPTER else PRIVATE_TAPE
 
 
 def tape_layout(model: Model, damping: bool, store: bool, lanes: int = 1) -> dict[str, int]:
@@ -39,7 +56,7 @@ def tape_layout(model: Model, damping: bool, store: bool, lanes: int = 1) -> dic
   TAPE_SLOTADJ the contact slots' adjoint (SLOTADJ_W per slot: kernels/adjoint/narrowphase.wgsl), and from
   TAPE_SLOTS the contact slots' rows as a substep leaves them (SLOT_W per slot, store mode only). TAPE_STRIDE: the
   floats between two envs' rows in the tape's storage buffer, 0 where the tape is private to the invocation
-  (PRIVATE_TAPE). store: keep the iterations', the velocity passes' inputs and the slots of every substep
+  (private_tape_limit). store: keep the iterations', the velocity passes' inputs and the slots of every substep
   (TAPE_SUBSTEPS = SUBSTEPS), else of one substep, which the backward replays (TAPE_SUBSTEPS = 1).
   lanes > 1 (the env's lanes share the tape: a storage row always) adds from TAPE_REC the items' records, 2 REC_W
   per joint and per contact slot or pair (the larger), which each body's lane gathers, and from TAPE_GPRM each lane's
@@ -66,7 +83,7 @@ def tape_layout(model: Model, damping: bool, store: bool, lanes: int = 1) -> dic
   if lanes > 1:
     out["TAPE_GPRM"] = out["TAPE_REC"] + 2 * REC_W * (model.njoint + max(nslot, consts["NPAIR"]))
     out["TAPE"] = out["TAPE_GPRM"] + lanes * out["GPRM_W"]
-  out["TAPE_STRIDE"] = 0 if out["TAPE"] <= PRIVATE_TAPE and lanes == 1 else out["TAPE"]
+  out["TAPE_STRIDE"] = 0 if out["TAPE"] <= private_tape_limit() and lanes == 1 else out["TAPE"]
   return out
 
 

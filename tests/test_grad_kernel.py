@@ -201,6 +201,25 @@ def test_parity_private_storage_tape(monkeypatch, scene="double_pendulum"):
     assert rel(a, b) <= 1e-6
 
 
+def test_verify_private_tape_limit_on_a_gpu(monkeypatch):
+  """On a GPU adapter the private tape is capped at kernels/tape.py PRIVATE_TAPE_GPU (measured on an H200): pendulum's
+  720 floats stay private, double_pendulum's 1,440 (faster in storage there) and chain's 7,200 (a program NVIDIA's
+  driver refused) go to storage; on lavapipe, which engine.wgsl.require_webgpu marks a CPU adapter, all stay
+  private."""
+  import kernels.tape
+  from engine import wgsl
+  wgsl.require_webgpu()
+  assert not kernels.tape.GPU_ADAPTER   # the suite runs on lavapipe
+  monkeypatch.setattr(kernels.tape, "PRIVATE_TAPE", 8192)
+  for gpu in (False, True):
+    monkeypatch.setattr(kernels.tape, "GPU_ADAPTER", gpu)
+    tapes = {n: kernels.tape.tape_layout(engine.load_scene(SCENES / f"{n}.json"), False, True)
+             for n in ("pendulum", "double_pendulum", "chain")}
+    assert tapes["pendulum"]["TAPE"] == 720 and tapes["pendulum"]["TAPE_STRIDE"] == 0
+    for n, floats in (("double_pendulum", 1440), ("chain", 7200)):
+      assert tapes[n]["TAPE"] == floats and tapes[n]["TAPE_STRIDE"] == (floats if gpu else 0)
+
+
 def test_grad_rollout_reuses_its_passes():
   """rollout_grad keeps one KernelRolloutGrad per model, batch and wrt (engine.grad.grader) and its jitted passes per
   horizon: a second call replays them, gives the gradient a fresh grader gives, and leaves the first call's results
