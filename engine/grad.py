@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from engine.grad_kernel import KernelRolloutGrad
 from engine.grad_oracle import RolloutGrad
-from oracle.packed import pack_state, unpack_state
+from oracle.packed import unpack_state
 from oracle.types import State
 
 
@@ -45,12 +45,11 @@ def rollout_grad(model, state: State, steps: int, loss_fn, wrt: tuple[str, ...] 
   loss_fn must be differentiable by tinygrad; it sees a lazy State built from the final packed tensor.
   """
   rg = grader(model, tuple(wrt), state.body_pos.shape[0])
-  final, checkpoints = rg.forward(state, steps, ctrl)
-  packed = pack_state(final, model).contiguous().realize()
-  loss = loss_fn(unpack_state(packed, final.time, model))
+  packed, time, checkpoints = rg.forward_packed(state, steps, ctrl)
+  loss = loss_fn(unpack_state(packed, time, model))
   (adj_final,) = loss.gradient(packed)
   adj0, params = rg.backward(checkpoints, adj_final)
-  return loss.realize(), unpack_state(adj0, final.time.zeros_like(), model), params
+  return loss.realize(), unpack_state(adj0, time.zeros_like(), model), params
 
 
 __all__ = ["rollout_grad", "grader", "backend_of", "RolloutGrad", "KernelRolloutGrad"]

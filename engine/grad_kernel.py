@@ -5,7 +5,7 @@ from tinygrad import Tensor
 from engine.buffers import copy_of
 from engine.grad_oracle import RolloutGrad
 from engine.stepping import Stepper, check_ctrl, check_ctrls, jit
-from oracle.packed import pack_state, unpack_state
+from oracle.packed import pack_state
 from oracle.types import State
 
 
@@ -58,7 +58,7 @@ class KernelRolloutGrad(RolloutGrad):
     self._steps = steps
     return cache[key](*args, *(() if ctrls is None else (ctrls,)))
 
-  def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, tuple]:
+  def forward_packed(self, state: State, steps: int, ctrl=None) -> tuple[Tensor, Tensor, tuple]:
     from engine import wgsl
     if steps < 1: raise ValueError(f"forward: steps must be at least 1, got {steps}")
     packed = pack_state(state, self.model).contiguous().realize()
@@ -71,7 +71,7 @@ class KernelRolloutGrad(RolloutGrad):
       ctrls = ctrls.contiguous().realize()
     elif ctrl is not None: check_ctrl(self.model, B, ctrl, packed.device)   # raises: no actuators
     traj, last, time = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed, state.time.contiguous().realize())
-    return unpack_state(copy_of(last), copy_of(time), self.model), (traj, ctrls)
+    return copy_of(last), copy_of(time), (traj, ctrls)
 
   def backward(self, checkpoints: tuple, adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
     from engine import wgsl_backward
