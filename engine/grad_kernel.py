@@ -4,7 +4,7 @@ from __future__ import annotations
 from tinygrad import Tensor
 from engine.buffers import copy_of
 from engine.grad_oracle import RolloutGrad
-from engine.stepping import Stepper, check_ctrl, check_ctrls, jit
+from engine.stepping import Stepper, check_ctrl, check_ctrls, is_sequence, jit
 from oracle.packed import pack_state
 from oracle.types import State
 
@@ -67,7 +67,7 @@ class KernelRolloutGrad(RolloutGrad):
     ctrls = None   # (steps, B, nact) for a model with actuators
     if self.model.nact:   # a sequence as given, or the held control (zeros for None) repeated
       given = check_ctrls(self.model, B, ctrl, steps, packed.device)
-      ctrls = given if given.ndim == 3 else given.reshape(1, *given.shape).expand(steps, *given.shape)
+      ctrls = given if is_sequence(given) else given.reshape(1, *given.shape).expand(steps, *given.shape)
       ctrls = ctrls.contiguous().realize()
     elif ctrl is not None: check_ctrl(self.model, B, ctrl, packed.device)   # raises: no actuators
     traj, last, time = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed, state.time.contiguous().realize())

@@ -27,7 +27,7 @@ with it.
 from __future__ import annotations
 from tinygrad import Tensor
 from tinygrad.uop.ops import Ops
-from engine.stepping import Stepper, check_ctrl, check_ctrls, jit
+from engine.stepping import Stepper, check_ctrl, check_ctrls, is_sequence, jit
 from oracle.packed import pack_state, unpack_state
 from oracle.types import State
 
@@ -114,7 +114,7 @@ class RolloutGrad:
     # a fresh buffer per step (clone, not contiguous: that keeps a reshaped or sliced input's view), so every step's
     # control reaches the JITs in the same form whether it came as numpy, a list or a Tensor (a JIT refuses others)
     out = check_ctrls(self.model, batch, ctrl, steps, device)
-    return [(out[t] if out.ndim == 3 else out).clone().realize() for t in range(steps)]
+    return [(out[t] if is_sequence(out) else out).clone().realize() for t in range(steps)]
 
   def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
     """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's

@@ -6,7 +6,7 @@ import numpy as np
 from tinygrad import Tensor
 from engine.buffers import copy_of
 from engine.kinematics import start_pose
-from engine.stepping import TIER_UP, Stepper, check_ctrl, check_ctrls, check_state
+from engine.stepping import TIER_UP, Stepper, check_ctrl, check_ctrls, check_state, is_sequence
 from oracle.packed import ANGVEL, POS, QUAT, VEL, nmuscle, pack_state, unpack_state
 from oracle.types import Model, State
 
@@ -103,7 +103,7 @@ class Simulator:
     done = 0
     while done < steps:
       k = min(every, steps - done)
-      held = ctrl[done:done + k] if ctrl is not None and ctrl.ndim == 3 else ctrl
+      held = ctrl[done:done + k] if is_sequence(ctrl) else ctrl
       packed, time, overflow = self._advance(packed, time, k, held, horizon=steps - done)
       done += k
       yield packed, time, overflow
@@ -144,7 +144,7 @@ class Simulator:
     way, use trajectory()."""
     ctrl = self._check(state, ctrl, steps)
     if self.differentiable:
-      for t in range(steps): state = self.step(state, ctrl[t] if ctrl is not None and ctrl.ndim == 3 else ctrl)
+      for t in range(steps): state = self.step(state, ctrl[t] if is_sequence(ctrl) else ctrl)
       return state
     packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
     return self._copy(*self._advance(packed, time, steps, ctrl))

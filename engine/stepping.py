@@ -60,10 +60,21 @@ def _ctrl_shape(model: Model, batch: int, ctrl_shape: tuple, name: str, steps: i
     raise ValueError(f"{name}: expected shape {want} ({dims}: {list(model.act_name)}), got {tuple(ctrl_shape)}")
 
 
+def _need_actuators(model: Model, name: str) -> None:
+  """The error for a control given to a model without actuators."""
+  if model.nact == 0: raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
+
+
+def is_sequence(ctrl: Tensor | None) -> bool:
+  """Whether a checked control (check_ctrl's or check_ctrls's output) is a (steps, batch, nact) sequence rather than
+  one (batch, nact) control held for every step."""
+  return ctrl is not None and ctrl.ndim == 3
+
+
 def ctrl_array(model: Model, batch: int, ctrl, name: str = "ctrl", steps: int | None = None) -> np.ndarray:
   """A control given as a numpy array or lists, checked as check_ctrl checks it, as a contiguous array of the model's
   dtype (for engine.buffers.upload)."""
-  if model.nact == 0: raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
+  _need_actuators(model, name)
   arr = np.asarray(ctrl)
   if arr.dtype.kind != "f": raise ValueError(f"{name}: expected a float array, got dtype {arr.dtype}")
   _ctrl_shape(model, batch, arr.shape, name, steps)
@@ -80,7 +91,7 @@ def check_ctrl(model: Model, batch: int, ctrl, device: str, name: str = "ctrl", 
     if not model.nact: return None
     return Tensor.zeros(*want, dtype=dtype, device=device).contiguous().realize()
   if not isinstance(ctrl, Tensor): return Tensor(ctrl_array(model, batch, ctrl, name, steps), device=device)
-  if model.nact == 0: raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
+  _need_actuators(model, name)
   _ctrl_shape(model, batch, ctrl.shape, name, steps)
   if not dtypes.is_float(ctrl.dtype): raise ValueError(f"{name}: expected a float tensor, got {ctrl.dtype}")
   if ctrl.device != device: raise ValueError(f"{name}: expected a tensor on {device}, got one on {ctrl.device}")
@@ -105,7 +116,7 @@ def check_ctrls(model: Model, batch: int, ctrl, steps: int, device: str, name: s
   cost ~2.4 ms each, reacher x1024 on lavapipe: 0.24 s of a 100-step rollout's 0.32 s, 2026-11-30)."""
   n = _steps_in(ctrl)
   if n is None: return check_ctrl(model, batch, ctrl, device, name)
-  if model.nact == 0: raise ValueError(f"{name}: {model.name} has no actuators (0 controls); pass None")
+  _need_actuators(model, name)
   if n != steps: raise ValueError(f"{name}: expected {steps} per-step controls (one per env-step), got {n}")
   if isinstance(ctrl, (list, tuple)):
     return Tensor.stack(*(check_ctrl(model, batch, c, device, f"{name}[{t}]") for t, c in enumerate(ctrl))).realize()
@@ -227,7 +238,7 @@ class Stepper:
     A run that would take this Stepper past tier_up env-steps uses the step tier (tier_up=0: always). horizon: the
     env-steps left in the caller's whole run when it comes in several calls (a recorded trajectory), this one's
     included, so that one run does not change tier half-way."""
-    seq = ctrl if ctrl is not None and ctrl.ndim == 3 else None
+    seq = ctrl if is_sequence(ctrl) else None
     if seq is not None and seq.shape[0] != n:
       raise ValueError(f"ctrl: expected {n} per-step controls, got {seq.shape[0]}")
     k = 1 if seq is not None else steps_per_call
@@ -288,7 +299,7 @@ class Stepper:
     Returns (packed, time, dropped pairs summed over the steps) at the end and, for every > 0, as numpy, (packed, time)
     after every `every`-th step and the last: one or two host copies per launch rather than three per frame. The
     clock adds dt once per step in float32, as the step tier's calls do."""
-    seq = ctrl if ctrl is None or ctrl.ndim == 3 else ctrl.reshape(1, *ctrl.shape).expand(n, *ctrl.shape)
+    seq = ctrl if ctrl is None or is_sequence(ctrl) else ctrl.reshape(1, *ctrl.shape).expand(n, *ctrl.shape)
     dropped = Tensor.zeros(packed.shape[0], dtype=dtypes.int32, device=packed.device)
     t, frames = time.numpy(), []
     dt = np.asarray(self.model.dt, t.dtype)
