@@ -141,6 +141,23 @@ _MODULES: dict = {}
 _PIPELINES: dict = {}
 
 
+class ProgramRefused(RuntimeError):
+  """A WebGPU driver refused to build a compute pipeline from a program that parsed."""
+
+
+def _refused(program, e: Exception) -> str:
+  """What ProgramRefused says: the program (its first line names the scene), the driver and its error, and what to
+  change. NVIDIA's driver refused chain's backward for its private memory (kernels/tape.py PRIVATE_TAPE_GPU)."""
+  text = program[0] if program else b""
+  text = text.decode(errors="replace") if isinstance(text, (bytes, bytearray)) else str(text)
+  # tinygrad puts its prelude before the program; the program's own first line is a comment naming its scene
+  head = next((f" ({line.lstrip('/ ')})" for line in text.splitlines() if line.startswith("//")), "")
+  entry = program[1] if program else "a program"
+  return (f"the WebGPU driver ({adapter()}) refused the pipeline of {entry}{head}: {str(e).strip().splitlines()[0]}. "
+          "A GPU driver limits a program's private memory: TINYXPBD_PRIVATE_TAPE=0 moves the backward kernel's tape "
+          "to storage, and bench/gpu_probe.py finds what a driver accepts")
+
+
 def _install_pipeline_cache() -> None:
   from tinygrad.runtime import ops_webgpu as w
   if getattr(w.WebGPUProgram, "_tinyxpbd_cached", False): return
@@ -173,8 +190,11 @@ def _install_pipeline_cache() -> None:
       playout = wg.wgpuDeviceCreatePipelineLayout(dev.device_res, wg.WGPUPipelineLayoutDescriptor(
         bindGroupLayoutCount=1, bindGroupLayouts=(wg.WGPUBindGroupLayout * 1)(layout)))
       if err := dev.pop_error(): raise RuntimeError(f"WebGPU pipeline layout: {err}")
-      pipeline = w.DeviceCreateComputePipeline(dev.device_res, wg.WGPUComputePipelineDescriptor(
-        layout=playout, compute=wg.WGPUComputeState(module=self.prg, entryPoint=self.name)))
+      try:
+        pipeline = w.DeviceCreateComputePipeline(dev.device_res, wg.WGPUComputePipelineDescriptor(
+          layout=playout, compute=wg.WGPUComputeState(module=self.prg, entryPoint=self.name)))
+      except RuntimeError as e:
+        raise ProgramRefused(_refused(program, e)) from None
       if not hasattr(dev, "_tinyxpbd_inf"): dev._tinyxpbd_inf = dev.create_uniform(float("inf"))
       cache[key] = (layout, playout, pipeline)
     layout, _, pipeline = cache[key]

@@ -265,6 +265,31 @@ def test_wgsl_errors_are_clear():
     engine.make_env("cartpole", backend="cuda")
 
 
+def test_wgsl_refused_program_is_named(monkeypatch):
+  """A pipeline the driver refuses to build (NVIDIA's, for chain's backward with its tape private: bench/README.md)
+  raises ProgramRefused naming the program's scene, the driver's error and the remedy, not Dawn's bare status."""
+  import ctypes
+  from tinygrad.runtime import ops_webgpu
+  from engine import wgsl
+  from engine.scene import build_model, load_scene_dict
+  from oracle.packed import pack_state
+  d = load_scene_dict(SCENES / "pendulum.json")
+  d["name"] = "refused_probe"   # a program text no other test builds, so that its pipeline is not cached yet
+  model = build_model(d, dtypes.float32, "WEBGPU")
+  packed = pack_state(Simulator(model, 2, backend="wgsl").reset(seed=1), model).contiguous().realize()
+  stock = ops_webgpu.DeviceCreateComputePipeline
+  def refuse(dev, desc):   # the step kernel's pipeline only: tinygrad's own small kernels build as before
+    entry = desc.compute.entryPoint
+    if ctypes.string_at(entry.data, entry.length).decode() != ENTRY: return stock(dev, desc)
+    raise RuntimeError("[WGPUCreatePipelineAsyncStatus_InternalError]CreateComputePipelines failed with "
+                       "VK_ERROR_UNKNOWN\n - While initializing [ComputePipeline (unlabeled)]")
+  monkeypatch.setattr(ops_webgpu, "DeviceCreateComputePipeline", refuse)
+  with pytest.raises(wgsl.ProgramRefused, match=f"refused the pipeline of {ENTRY} \\(generated for scene "
+                     "'refused_probe'.*"
+                     "VK_ERROR_UNKNOWN.*TINYXPBD_PRIVATE_TAPE=0"):
+    wgsl.step(model, packed).realize()
+
+
 def test_verify_wgsl_counts_dropped_pairs():
   """Four spheres overlapping in a cluster, 6 candidate pairs, room for 2: the kernel reports the 4 it dropped per
   step, as the oracle's broadphase does (its hash buckets are large enough to add nothing), summed over the steps of
