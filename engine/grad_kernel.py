@@ -2,10 +2,9 @@
 (kernels/adjoint/), both on the device; engine/grad.py rollout_grad picks it for a model on the WEBGPU device."""
 from __future__ import annotations
 from tinygrad import Tensor
-from engine.buffers import copy_of
+from engine.buffers import copy_of, packed_of
 from engine.grad_oracle import RolloutGrad
 from engine.stepping import Stepper, check_ctrl, check_ctrls, is_sequence, jit
-from oracle.packed import pack_state
 from oracle.types import State
 
 
@@ -61,7 +60,7 @@ class KernelRolloutGrad(RolloutGrad):
   def forward_packed(self, state: State, steps: int, ctrl=None) -> tuple[Tensor, Tensor, tuple]:
     from engine import wgsl
     if steps < 1: raise ValueError(f"forward: steps must be at least 1, got {steps}")
-    packed = pack_state(state, self.model).contiguous().realize()
+    packed, time0 = packed_of(state, self.model)
     B = packed.shape[0]
     wgsl.idle_ctrl(B)   # built outside the captures
     ctrls = None   # (steps, B, nact) for a model with actuators
@@ -70,7 +69,7 @@ class KernelRolloutGrad(RolloutGrad):
       ctrls = given if is_sequence(given) else given.reshape(1, *given.shape).expand(steps, *given.shape)
       ctrls = ctrls.contiguous().realize()
     elif ctrl is not None: check_ctrl(self.model, B, ctrl, packed.device)   # raises: no actuators
-    traj, last, time = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed, state.time.contiguous().realize())
+    traj, last, time = self._pass(self._fwds, self._forward_fn, steps, ctrls, packed, time0)
     return copy_of(last), copy_of(time), (traj, ctrls)
 
   def backward(self, checkpoints: tuple, adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:

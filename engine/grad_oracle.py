@@ -27,8 +27,9 @@ with it.
 from __future__ import annotations
 from tinygrad import Tensor
 from tinygrad.uop.ops import Ops
+from engine.buffers import packed_of
 from engine.stepping import Stepper, check_ctrl, check_ctrls, is_sequence, jit
-from oracle.packed import pack_state, unpack_state
+from oracle.packed import unpack_state
 from oracle.types import State
 
 
@@ -126,7 +127,7 @@ class RolloutGrad:
     """forward's final state as it comes out of the steps, packed (B, NROWS, 13) and realised, its clock, and the
     checkpoints: rollout_grad differentiates the loss against the packed state, which it would otherwise pack again
     (3.5 ms of pendulum x64's 15.5 ms gradient on the kernel, lavapipe, 2026-11-30)."""
-    packed = pack_state(state, self.model).contiguous().realize()
+    packed = packed_of(state, self.model)[0]
     controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
     checkpoints = []
     for t in range(steps):

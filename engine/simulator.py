@@ -4,7 +4,7 @@ import math
 import numbers
 import numpy as np
 from tinygrad import Tensor
-from engine.buffers import copy_of
+from engine.buffers import copy_of, packed_of, remember_packed
 from engine.kinematics import start_pose
 from engine.stepping import TIER_UP, Stepper, check_ctrl, check_ctrls, check_state, is_sequence
 from oracle.packed import ANGVEL, POS, QUAT, VEL, nmuscle, pack_state, unpack_state
@@ -70,8 +70,10 @@ class Simulator:
 
   def _copy(self, packed: Tensor, time: Tensor, overflow: Tensor | None = None) -> State:
     # JIT outputs are reused: copy them (engine/buffers.py copy_of: a buffer copy rather than a scheduled clone)
-    state = unpack_state(copy_of(packed), copy_of(time), self.model)
-    return state if overflow is None else state.replace(contact_overflow=copy_of(overflow))
+    packed, time = copy_of(packed), copy_of(time)
+    state = unpack_state(packed, time, self.model)
+    if overflow is not None: state = state.replace(contact_overflow=copy_of(overflow))
+    return remember_packed(state, packed, time)   # the next call takes them back (packed_of)
 
   def _check(self, state: State, ctrl, steps: int | None = None) -> Tensor | None:
     """Validate the state and the controls (engine/stepping.py); returns ctrl as a realised (batch, nact) Tensor of the
@@ -95,7 +97,7 @@ class Simulator:
     if self.differentiable:
       return unpack_state(self.stepper.graph(pack_state(state, self.model), ctrl), state.time + self.model.dt,
                           self.model)
-    packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
+    packed, time = packed_of(state, self.model)
     return self._copy(*self._advance(packed, time, 1, ctrl))
 
   def _chunks(self, packed: Tensor, time: Tensor, steps: int, every: int, ctrl: Tensor | list[Tensor] | None):
@@ -118,7 +120,7 @@ class Simulator:
     env-step t ((steps, batch, nact) or a list)."""
     ctrl = self._check(state, ctrl, steps)
     if not (isinstance(every, int) and every >= 1): raise ValueError(f"every: expected a positive int, got {every!r}")
-    packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
+    packed, time = packed_of(state, self.model)
     rows, times, dropped = [packed.numpy()], [time.numpy()], [np.zeros(self.batch, np.int32)]
     if self.stepper.records(steps):   # the WGSL kernel's launches keep every step: a host copy per launch
       packed, time, overflow, frames = self.stepper.record(packed, time, steps, ctrl, every)
@@ -146,5 +148,5 @@ class Simulator:
     if self.differentiable:
       for t in range(steps): state = self.step(state, ctrl[t] if is_sequence(ctrl) else ctrl)
       return state
-    packed, time = pack_state(state, self.model).contiguous().realize(), state.time.contiguous().realize()
+    packed, time = packed_of(state, self.model)
     return self._copy(*self._advance(packed, time, steps, ctrl))

@@ -38,6 +38,28 @@ def test_simulator_states_are_independent(sim):
   assert not np.array_equal(s2.body_pos.numpy(), z1)
 
 
+def test_simulator_takes_its_own_state_back(sim):
+  """A State the Simulator returned goes into the next call as the packed buffers it was unpacked from
+  (engine/buffers.py packed_of), not packed again: the same result as a State rebuilt from its numbers; and a State
+  whose fields changed since (replaced, realised, assigned) is packed from what it now holds."""
+  from tinygrad import Tensor
+  from engine.buffers import packed_of
+  s1 = sim.rollout(sim.reset(seed=2, noise=0.3), 2)
+  fields = ("body_pos", "body_quat", "body_vel", "body_angvel", "time")
+  rebuilt = type(s1)(**{f: Tensor(getattr(s1, f).numpy()) for f in fields})
+  assert packed_of(s1, sim.model)[0] is packed_of(s1, sim.model)[0]          # remembered
+  assert packed_of(rebuilt, sim.model)[0] is not packed_of(rebuilt, sim.model)[0]   # packed at each call
+  a, b = sim.rollout(s1, 3), sim.rollout(rebuilt, 3)
+  for f in fields: np.testing.assert_array_equal(getattr(a, f).numpy(), getattr(b, f).numpy(), err_msg=f)
+  kicked = s1.replace(body_vel=s1.body_vel + 1.0)
+  assigned = sim.rollout(s1, 1)
+  assigned.body_vel.assign(assigned.body_vel + 1.0).realize()
+  for state in (kicked, s1.realize(), assigned):
+    want = sim.rollout(type(s1)(**{f: Tensor(getattr(state, f).numpy()) for f in fields}), 1)
+    got = sim.rollout(state, 1)
+    for f in fields: np.testing.assert_array_equal(getattr(got, f).numpy(), getattr(want, f).numpy(), err_msg=f)
+
+
 def test_simulator_trajectory_records_states(sim):
   """rollout returns the final State; trajectory records the states along the way (numpy), the initial one first,
   and ends in the same State as a rollout of the same steps."""
