@@ -2,7 +2,8 @@
 backward step (batch 64, one step) built and launched once, first with the defaults, then, where the backward fails,
 with each of its private arrays moved to storage in turn (kernels.tape.PRIVATE_TAPE, kernels.lanes.PRIVATE_PARAMS and
 PRIVATE_SCRATCH), in replay rather than store mode, and on one lane or 32. One line per try: scene, what, ok or the
-error's first line, seconds, and the private floats the program declares. bench/gpu.sh runs it first on the device.
+error's first line, seconds, and the bytes of the private arrays the program declares (private_bytes; the numbers in
+kernels/tape.py). bench/gpu.sh runs it first on the device.
 
   DEV=WEBGPU python bench/gpu_probe.py [scene ...]
 
@@ -34,11 +35,30 @@ VARIANTS = {"tape in storage": {"tape": 0}, "tape private": {"tape": 1 << 20}, "
             "one lane": {"lanes": 1}, "32 lanes": {"lanes": 32}}
 
 
-def private_floats(src: str) -> int:
-  """The floats of the private and function arrays the program declares (their sizes as constants or literals)."""
-  consts = dict(re.findall(r"const\s+(\w+)\s*(?::\s*\w+)?\s*=\s*(\d+)u?\s*;", src))
-  sizes = re.findall(r"var(?:<private>|<function>)?\s+\w+\s*:\s*array<\s*\w+\s*,\s*(\w+)\s*>", src)
-  return sum(int(consts.get(s, s)) for s in sizes if s.isdigit() or s in consts)
+SIZES = {"f32": 4, "i32": 4, "u32": 4, "bool": 4, "vec2<f32>": 8, "vec3<f32>": 16, "vec4<f32>": 16}
+
+
+def private_bytes(src: str) -> int:
+  """The bytes of the private and function arrays the program declares, with WGSL's layout: vec3 and vec4 take 16
+  bytes, a struct its fields aligned to the largest (Quat, a f32 and a vec3, 32). Local variables besides arrays,
+  and what the compiler spills, are not counted."""
+  consts = {k: int(v) for k, v in re.findall(r"const\s+(\w+)\s*(?::\s*\w+)?\s*=\s*(\d+)u?\s*;", src)}
+  structs: dict[str, int] = {}
+  for _ in range(8):   # structs of structs: until every size is known
+    for name, body in re.findall(r"struct\s+(\w+)\s*\{([^}]*)\}", src):
+      fields = re.findall(r"\w+\s*:\s*([\w<>]+)", body)
+      if name in structs or not all(t in SIZES or t in structs for t in fields): continue
+      size, align = 0, 4
+      for t in fields:
+        n = SIZES.get(t) or structs[t]
+        a = 16 if n >= 12 else 4
+        size, align = (size + a - 1) // a * a + n, max(align, a)
+      structs[name] = (size + align - 1) // align * align
+  total = 0
+  for t, n in re.findall(r"\bvar(?:<private>|<function>)?\s+\w+\s*:\s*array<\s*([\w<>]+)\s*,\s*(\w+)\s*>", src):
+    count = int(n) if n.isdigit() else consts.get(n, 0)
+    total += count * (SIZES.get(t) or structs.get(t, 0))
+  return total
 
 
 def configure(tape=8192, params=512, scratch=2048) -> None:
@@ -49,8 +69,8 @@ def configure(tape=8192, params=512, scratch=2048) -> None:
 def attempt(what: str, fn) -> bool:
   t = time.perf_counter()
   try:
-    floats = fn()
-    print(f"  {what:20s} ok    {time.perf_counter() - t:6.1f} s  private ~{floats} floats", flush=True)
+    size = fn()
+    print(f"  {what:20s} ok    {time.perf_counter() - t:6.1f} s  private arrays {size / 1e3:.1f} kB", flush=True)
     return True
   except Exception as e:  # noqa: BLE001 (the driver's refusal is the measurement)
     msg = str(e).strip().splitlines()[0][:110]
@@ -71,14 +91,14 @@ def main(names) -> int:
 
     def forward():
       W.step(model, packed).realize()
-      return private_floats(KP.source(model, B, 1))
+      return private_bytes(KP.source(model, B, 1))
 
     def backward(lanes=None, store=None):
       def run():
         Tensor.realize(*WB.step_vjp(model, packed, None, gout, store=store, lanes=lanes))
         used, damping = WB.backward_lanes(model, B, lanes), has_damping(model)
         store_used = KT.store_mode(model, B, damping, used) if store is None else store
-        return private_floats(KP.backward_source(model, B, damping, store_used, lanes=used))
+        return private_bytes(KP.backward_source(model, B, damping, store_used, lanes=used))
       return run
 
     attempt("forward", forward)

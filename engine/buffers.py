@@ -40,7 +40,7 @@ def upload(arr: np.ndarray, into: Tensor) -> Tensor:
   return into
 
 
-# id(State) -> (its packed fields' uops, the packed buffer and the clock it was unpacked from): remember_packed
+# id(State) -> (the Model, its packed fields' uops, the packed buffer and the clock it was unpacked from)
 _PACKED: dict[int, tuple] = {}
 
 
@@ -51,10 +51,11 @@ def _fields(state: State) -> tuple:
                                state.act) if t is not None)
 
 
-def remember_packed(state: State, packed: Tensor, time: Tensor) -> State:
-  """Note that `state` is unpack_state(packed, time): whole realised buffers of its own that nothing else writes (the
-  Simulator's copies of a JIT's outputs), so that packed_of gives them back rather than packing the state again."""
-  _PACKED[id(state)] = (_fields(state), packed, time)
+def remember_packed(state: State, model, packed: Tensor, time: Tensor) -> State:
+  """Note that `state` is unpack_state(packed, time, model): whole realised buffers of its own that nothing else
+  writes (the Simulator's copies of a JIT's outputs), so that packed_of gives them back rather than packing the state
+  again for the same model (the packed rows depend on it)."""
+  _PACKED[id(state)] = (model, _fields(state), packed, time)
   weakref.finalize(state, _PACKED.pop, id(state), None)
   return state
 
@@ -65,8 +66,9 @@ def packed_of(state: State, model) -> tuple[Tensor, Tensor]:
   returned goes back into the next call as it came out: pack_state's schedule and launch cost 2.5 to 2.8 ms of host a
   call on lavapipe (pendulum x64 and chain x4, 10-step rollouts of ~7 ms, 2026-11-30)."""
   hit = _PACKED.get(id(state))
-  if hit is not None and len(hit[0]) == len(now := _fields(state)) and all(a is b for a, b in zip(hit[0], now)):
-    return hit[1], hit[2]
+  if hit is not None and hit[0] is model and len(hit[1]) == len(now := _fields(state)) and \
+     all(a is b for a, b in zip(hit[1], now)):
+    return hit[2], hit[3]
   return pack_state(state, model).contiguous().realize(), state.time.contiguous().realize()
 
 

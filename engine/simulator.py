@@ -73,7 +73,7 @@ class Simulator:
     packed, time = copy_of(packed), copy_of(time)
     state = unpack_state(packed, time, self.model)
     if overflow is not None: state = state.replace(contact_overflow=copy_of(overflow))
-    return remember_packed(state, packed, time)   # the next call takes them back (packed_of)
+    return remember_packed(state, self.model, packed, time)   # the next call takes them back (packed_of)
 
   def _check(self, state: State, ctrl, steps: int | None = None) -> Tensor | None:
     """Validate the state and the controls (engine/stepping.py); returns ctrl as a realised (batch, nact) Tensor of the

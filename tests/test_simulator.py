@@ -42,6 +42,7 @@ def test_simulator_takes_its_own_state_back(sim):
   """A State the Simulator returned goes into the next call as the packed buffers it was unpacked from
   (engine/buffers.py packed_of), not packed again: the same result as a State rebuilt from its numbers; and a State
   whose fields changed since (replaced, realised, assigned) is packed from what it now holds."""
+  from dataclasses import replace
   from tinygrad import Tensor
   from engine.buffers import packed_of
   s1 = sim.rollout(sim.reset(seed=2, noise=0.3), 2)
@@ -49,6 +50,7 @@ def test_simulator_takes_its_own_state_back(sim):
   rebuilt = type(s1)(**{f: Tensor(getattr(s1, f).numpy()) for f in fields})
   assert packed_of(s1, sim.model)[0] is packed_of(s1, sim.model)[0]          # remembered
   assert packed_of(rebuilt, sim.model)[0] is not packed_of(rebuilt, sim.model)[0]   # packed at each call
+  assert packed_of(s1, replace(sim.model))[0] is not packed_of(s1, sim.model)[0]     # another Model: its own rows
   a, b = sim.rollout(s1, 3), sim.rollout(rebuilt, 3)
   for f in fields: np.testing.assert_array_equal(getattr(a, f).numpy(), getattr(b, f).numpy(), err_msg=f)
   kicked = s1.replace(body_vel=s1.body_vel + 1.0)
