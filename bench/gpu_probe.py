@@ -61,8 +61,13 @@ def private_bytes(src: str) -> int:
   return total
 
 
-def configure(tape=8192, params=512, scratch=2048) -> None:
-  KT.PRIVATE_TAPE, KP.PRIVATE_PARAMS, KL.PRIVATE_SCRATCH = tape, params, scratch
+DEFAULTS = {"tape": KT.PRIVATE_TAPE, "params": KP.PRIVATE_PARAMS, "scratch": KL.PRIVATE_SCRATCH}
+
+
+def configure(**knobs) -> None:
+  """The private-memory limits: DEFAULTS (the modules' own, as this process started), with knobs in their place."""
+  k = {**DEFAULTS, **knobs}
+  KT.PRIVATE_TAPE, KP.PRIVATE_PARAMS, KL.PRIVATE_SCRATCH = k["tape"], k["params"], k["scratch"]
   W._TEXTS.clear()   # the program texts are kept per model and arguments (engine.wgsl.program_text), not per knob
 
 
@@ -81,7 +86,6 @@ def attempt(what: str, fn) -> bool:
 def main(names) -> int:
   W.require_webgpu()
   print(f"adapter: {W.adapter()}", flush=True)
-  defaults = (KT.PRIVATE_TAPE, KP.PRIVATE_PARAMS, KL.PRIVATE_SCRATCH)
   failed = 0
   for name in names:
     model = load_scene(f"scenes/{name}.json", device="WEBGPU")
@@ -107,7 +111,7 @@ def main(names) -> int:
     for what, knobs in VARIANTS.items():
       configure(**{k: v for k, v in knobs.items() if k not in ("lanes", "store")})
       attempt(what, backward(knobs.get("lanes"), knobs.get("store")))
-      configure(*defaults)
+      configure()
   return failed
 
 

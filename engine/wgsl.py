@@ -48,13 +48,14 @@ def require_webgpu() -> None:
                             f"({type(e).__name__}: {e}). {NEEDS}") from None
   # Dawn without a Vulkan driver (no vulkan loader ICD, e.g. VK_ICD_FILENAMES pointing nowhere) opens its Null
   # adapter, which runs no kernel: every output would keep whatever its buffer held (the parity table read 1e38)
-  if _device_adapter_info().backendType == wg.WGPUBackendType_Null:
+  info = _device_adapter_info()
+  if info.backendType == wg.WGPUBackendType_Null:
     raise WebGPUUnavailable(f"the wgsl backend needs a WebGPU adapter; Dawn found none but its Null adapter, which "
                             f"runs no kernels. {NEEDS}")
   _install_pipeline_cache()
   _install_transfer()
-  import kernels.tape
-  kernels.tape.GPU_ADAPTER = _device_adapter_info().adapterType != wg.WGPUAdapterType_CPU
+  import kernels.tape   # the backward's private-tape limit depends on the adapter's kind (kernels/tape.py)
+  kernels.tape.GPU_ADAPTER = info.adapterType != wg.WGPUAdapterType_CPU
 
 
 def _install_transfer() -> None:
