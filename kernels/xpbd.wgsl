@@ -109,8 +109,10 @@ struct Align { v: vec3<f32>, ku: vec3<f32>, kv: vec3<f32>, kuu: f32, kuv: f32, k
                scale: f32, pu: f32, pv: f32 }
 fn align_solve(s1: Side, s2: Side, a: vec3<f32>, u: vec3<f32>, theta: f32, on_: bool) -> Align {
   let v = cross(a, u);
-  let ku = inv_inertia_pair(s1, s2, u);
-  let kv = inv_inertia_pair(s1, s2, v);
+  return align_from(u, v, inv_inertia_pair(s1, s2, u), inv_inertia_pair(s1, s2, v), theta, on_);
+}
+// from ku = K u and kv = K v (K = I1^-1 + I2^-1; kernels/adjoint/xpbd.wgsl angular_align_adj has K as a matrix)
+fn align_from(u: vec3<f32>, v: vec3<f32>, ku: vec3<f32>, kv: vec3<f32>, theta: f32, on_: bool) -> Align {
   let kuu = dot(u, ku);
   let kuv = dot(v, ku);
   let kvv = dot(v, kv);
@@ -134,22 +136,17 @@ fn k_apply(s: Side, r: vec3<f32>, e: vec3<f32>) -> vec3<f32> {
 }
 
 // a point attachment as one 3-vector constraint (oracle/xpbd.py point; Macklin et al. 2016 eq. 18); lam[li..li+3]
-// its 3x3 system's columns a, b, c (K1 + K2 + at 1) and the impulse P from the multipliers' values lv (the adjoint
-// replays it: kernels/adjoint/xpbd.wgsl point_adj)
-struct PointSolve { a: vec3<f32>, b: vec3<f32>, c: vec3<f32>, on: bool, P: vec3<f32> }
-fn point_solve(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lv: vec3<f32>, at: f32) -> PointSolve {
+// its multipliers; the 3x3 system's columns a, b, c are K1 + K2 + at 1 (kernels/adjoint/xpbd.wgsl point_adj builds
+// K as a matrix)
+fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32, at: f32) -> Correction {
+  let lv = vec3<f32>(lam[li], lam[li + 1u], lam[li + 2u]);
   let ex = vec3<f32>(1.0, 0.0, 0.0);
   let ey = vec3<f32>(0.0, 1.0, 0.0);
   let ez = vec3<f32>(0.0, 0.0, 1.0);
   let a = k_apply(s1, r1, ex) + k_apply(s2, r2, ex) + ex * at;
   let b = k_apply(s1, r1, ey) + k_apply(s2, r2, ey) + ey * at;
   let c = k_apply(s1, r1, ez) + k_apply(s2, r2, ez) + ez * at;
-  let on = norm_dir(d, EPS).on;
-  return PointSolve(a, b, c, on, neg_solve3(a, b, c, d + lv * at, on));
-}
-fn point(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, li: u32, at: f32) -> Correction {
-  let lv = vec3<f32>(lam[li], lam[li + 1u], lam[li + 2u]);
-  let P = point_solve(s1, s2, r1, r2, d, lv, at).P;
+  let P = neg_solve3(a, b, c, d + lv * at, norm_dir(d, EPS).on);
   lam[li] = lv.x + P.x;
   lam[li + 1u] = lv.y + P.y;
   lam[li + 2u] = lv.z + P.z;

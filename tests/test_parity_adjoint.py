@@ -283,10 +283,11 @@ CASES = {
     [*SIDE_GRADS, ("a", "v", "r1"), ("n", "v", "n"), ("err", "s", "err"), ("lam", "s", "lam")],
     lambda s1, s2, a, n, err, on, lam: xpbd.angular_align(s1, s2, a, n, err, on, lam),
     lambda rng: {**correction_draw(rng, angular=True), "a": unit(rng)}),
-  "k_apply": Case(
-    [("s", "side"), ("r", "v"), ("e", "v")], [("out", "v")], "k_apply_adj({s}, {r}, {e}, {g_out})",
-    [("s", "side", "s"), ("r", "v", "r"), ("e", "v", "n")], lambda s, r, e: [xpbd.k_apply(s, r, e)],
-    lambda rng: {"s": sides(rng), "r": rng.normal(0, 0.5, (N, 3)), "e": rng.normal(size=(N, 3))}),
+  "inertia_world": Case(   # W's columns W e_x, W e_y, W e_z (kernels/adjoint/xpbd.wgsl inertia_world)
+    [("s", "side")], [("w0", "v"), ("w1", "v"), ("w2", "v")],
+    "inertia_world_adj({s}, mat3x3<f32>({g_w0}, {g_w1}, {g_w2}))", [("s", "side", "")],
+    lambda s: [s.world_inv_inertia(V3(*(s.im * 0.0 + float(i == j) for j in range(3)))) for i in range(3)],
+    lambda rng: {"s": sides(rng)}),
   "point": Case(
     [("s1", "side"), ("s2", "side"), ("r1", "v"), ("r2", "v"), ("d", "v"), ("lam", "v"), ("at", "s")],
     [("corr", "corr"), ("lam_new", "v")],

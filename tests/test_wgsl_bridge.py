@@ -59,10 +59,10 @@ ONLY_KERNEL = {
                  "normalize_q": "Quat.normalize: a fn named normalize would hide the vector built-in",
                  "octant": "atan2's reflections, shared with its adjoint (kernels/adjoint/math3.wgsl)"},
   "xpbd.wgsl": {"zero_corr": "the oracle builds its zero corrections from a tensor's shape",
-                **dict.fromkeys(("positional_dlam", "angular_dlam", "align_solve", "align_corr", "neg_inverse3",
-                                 "point_solve", "turn", "lock_impulse"),
-                                "a part of positional, angular, angular_align, angular_lock, neg_solve3 or point that "
-                                "their adjoints replay (kernels/adjoint/); the oracle's autograd needs no such split")},
+                **dict.fromkeys(("positional_dlam", "angular_dlam", "align_solve", "align_from", "align_corr",
+                                 "neg_inverse3", "turn", "lock_impulse"),
+                                "a part of positional, angular, angular_align, angular_lock or neg_solve3 that their "
+                                "adjoints replay (kernels/adjoint/); the oracle's autograd needs no such split")},
   "hinges.wgsl": {"turn_by": "the oracle's turn (ONLY_ORACLE)",
                   "grouped": "the oracle's `model.jnt_type[j] in GROUPED` (a static tuple), one fn for the stages",
                   **dict.fromkeys(("group_params", "members_p1", "hinge_angles_of", "triple_t2", "limit_row",
@@ -191,7 +191,10 @@ ADJOINT_PARTS = {"dlam": "dlam = (-err - at lam) / (w + at), inside positional a
                  "cross": "the WGSL built-in",
                  "clip01": "clamp(x, 0, 1), the WGSL built-in (the oracle's clip(0, 1)), as tinygrad differentiates it",
                  "segment_loads": "one segment's share of tendon_loads, reversed segment by segment",
-                 "arm_rel": "a joint's child-minus-parent DISP, TH or velocity, inside arm_dq and armature_start"}
+                 "arm_rel": "a joint's child-minus-parent DISP, TH or velocity, inside arm_dq and armature_start",
+                 "inertia_world": "world_inv_inertia as its matrix, which an adjoint that uses a side's several "
+                                  "times takes (kernels/adjoint/xpbd.wgsl)",
+                 "cross_matrix": "r x (.) as a matrix, inside point_adj's K (k_apply's matrix)"}
 
 
 def test_verify_wgsl_adjoints_mirror_the_forward():

@@ -58,11 +58,17 @@ fn wrap_adj(x: f32, g: f32) -> f32 {
   return gyx.x * cos(x) - gyx.y * sin(x);
 }
 
-// align_axes (kernels/constraints.wgsl) from the axes' values: its correction, which the adjoint replays
+// align_axes (kernels/constraints.wgsl) from the axes' values: its correction, which the adjoint replays, with the
+// sides' inverse inertias as matrices (inertia_world), which align_axes_adj's angular_align_adj reads again
 fn align_axes_of(s1: Side, s2: Side, axis_p: vec3<f32>, axis_c: vec3<f32>) -> Correction {
   let a1 = rotate(s1.q, axis_p);
   let al = norm_dir(cross(rotate(s2.q, axis_c), a1), EPS);
-  return align_corr(s1, s2, al.dir, align_solve(s1, s2, a1, al.dir, al.len, al.on));
+  let w1 = inertia_world(s1);
+  let w2 = inertia_world(s2);
+  let v = cross(a1, al.dir);
+  let sol = align_from(al.dir, v, (w1 + w2) * al.dir, (w1 + w2) * v, al.len, al.on);
+  let p = al.dir * sol.pu + v * sol.pv;   // align_corr's turn
+  return Correction(vec3<f32>(0.0), w1 * p, vec3<f32>(0.0), -(w2 * p));
 }
 
 // align_axes then apply, in reverse: angular_align about n = (a2 x a1) / |a2 x a1| by theta = |a2 x a1|. From the

@@ -13,6 +13,15 @@ fn qscale(a: Quat, s: f32) -> Quat { return Quat(a.w * s, a.v * s); }
 // cross(a, b): g.(a x b) = a.(b x g) = b.(g x a)
 fn cross_adj(a: vec3<f32>, b: vec3<f32>, g: vec3<f32>) -> VecPairAdj { return VecPairAdj(cross(b, g), cross(g, a)); }
 
+// [r]x, the matrix of r x (.), and r's gradient from that of its entries (g, column-major as WGSL's matrices)
+fn cross_matrix(r: vec3<f32>) -> mat3x3<f32> {
+  return mat3x3<f32>(vec3<f32>(0.0, r.z, -r.y), vec3<f32>(-r.z, 0.0, r.x), vec3<f32>(r.y, -r.x, 0.0));
+}
+fn cross_matrix_adj(g: mat3x3<f32>) -> vec3<f32> {
+  return vec3<f32>(g[1][2] - g[2][1], g[2][0] - g[0][2], g[0][1] - g[1][0]);
+}
+fn outer(a: vec3<f32>, b: vec3<f32>) -> mat3x3<f32> { return mat3x3<f32>(a * b.x, a * b.y, a * b.z); }   // a b^T
+
 // qmul(a, b) = (a.w b.w - a.v.b.v, a.w b.v + b.w a.v + a.v x b.v)
 fn qmul_adj(a: Quat, b: Quat, g: Quat) -> QuatPairAdj {
   return QuatPairAdj(Quat(g.w * b.w + dot(g.v, b.v), -g.w * b.v + b.w * g.v + cross(b.v, g.v)),

@@ -24,6 +24,22 @@ fn world_inv_inertia_adj(s: Side, v: vec3<f32>, g: vec3<f32>) -> SideVecAdj {
   return SideVecAdj(SideAdj(vec3<f32>(0.0), qadd(ro.q, ir.q), 0.0, ro.v * a), ir.v);
 }
 
+// world_inv_inertia as a matrix: W = R diag(ii) R^T, R = rotation_columns(q), the map that rotate and inv_rotate
+// apply for any q (not only a unit one). An adjoint that uses a side's W several times (a solve's K, the impulse)
+// sums each use's gradient (for W v: g v^T) and takes the sum back to q and ii once, where world_inv_inertia_adj
+// costs three rotations a use (the hinge's adjoint, pendulum x4096 on lavapipe: 2026-11-30)
+fn inertia_world(s: Side) -> mat3x3<f32> {
+  let c = rotation_columns(s.q);
+  return mat3x3<f32>(c[0] * s.ii.x, c[1] * s.ii.y, c[2] * s.ii.z) * transpose(mat3x3<f32>(c[0], c[1], c[2]));
+}
+// from W's gradient gw: g_R = (gw + gw^T) R diag(ii), g_ii = diag(R^T gw R)
+fn inertia_world_adj(s: Side, gw: mat3x3<f32>) -> SideAdj {
+  let c = rotation_columns(s.q);
+  let sg = gw + transpose(gw);
+  let gq = rotation_columns_adj(s.q, array<vec3<f32>, 3>(sg * c[0] * s.ii.x, sg * c[1] * s.ii.y, sg * c[2] * s.ii.z));
+  return SideAdj(vec3<f32>(0.0), gq, 0.0, vec3<f32>(dot(c[0], gw * c[0]), dot(c[1], gw * c[1]), dot(c[2], gw * c[2])));
+}
+
 // inv_mass_at(s, r, n) = im + rn.(rn ii), rn = inv_rotate(q, r x n)   (M20 eq. 2)
 fn inv_mass_at_adj(s: Side, r: vec3<f32>, n: vec3<f32>, g: f32) -> SideDirAdj {
   let rn = inv_rotate(s.q, cross(r, n));
@@ -114,105 +130,75 @@ fn angular_adj(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, lam: f32,
                  ia.p * dlam + m1.v + m2.v, dl.err, dl.lam, dl.at);
 }
 
-// K e = (I1^-1 + I2^-1) e: the sides' gradients and e's
-struct PairAdj { s1: SideAdj, s2: SideAdj, e: vec3<f32> }
-fn inv_inertia_pair_adj(s1: Side, s2: Side, e: vec3<f32>, g: vec3<f32>) -> PairAdj {
-  let w1 = world_inv_inertia_adj(s1, e, g);
-  let w2 = world_inv_inertia_adj(s2, e, g);
-  return PairAdj(w1.s, w2.s, w1.v + w2.v);
-}
-
-// angular_lock: p = neg_solve3(K e_x, K e_y, K e_z, theta n), lam' = lam + p.n; r1, r2 and at of the result are zero
+// angular_lock: p = neg_solve3(K e_x, K e_y, K e_z, theta n) with K = W1 + W2, lam' = lam + p.n; the impulse turns
+// the sides by W1 p and -W2 p. r1, r2 and at of the result are zero
 fn angular_lock_adj(s1: Side, s2: Side, n: vec3<f32>, theta: f32, on: bool, lam: f32, g: Correction,
                     glam: f32) -> CorrAdj {
-  let ex = vec3<f32>(1.0, 0.0, 0.0);
-  let ey = vec3<f32>(0.0, 1.0, 0.0);
-  let ez = vec3<f32>(0.0, 0.0, 1.0);
-  let a = inv_inertia_pair(s1, s2, ex);
-  let b = inv_inertia_pair(s1, s2, ey);
-  let c = inv_inertia_pair(s1, s2, ez);
-  let p = neg_solve3(a, b, c, n * theta, on);
-  let ia = impulse_adj(s1, s2, vec3<f32>(0.0), vec3<f32>(0.0), p, true, g);
-  let ns = neg_solve3_adj(a, b, c, n * theta, on, ia.p + n * glam);
-  let ka = inv_inertia_pair_adj(s1, s2, ex, ns.a);
-  let kb = inv_inertia_pair_adj(s1, s2, ey, ns.b);
-  let kc = inv_inertia_pair_adj(s1, s2, ez, ns.c);
-  return CorrAdj(side_adj_add(side_adj_add(ia.s1, ka.s1), side_adj_add(kb.s1, kc.s1)),
-                 side_adj_add(side_adj_add(ia.s2, ka.s2), side_adj_add(kb.s2, kc.s2)), vec3<f32>(0.0),
-                 vec3<f32>(0.0), p * glam + ns.rhs * theta, dot(ns.rhs, n), glam, 0.0);
+  let w1 = inertia_world(s1);
+  let w2 = inertia_world(s2);
+  let k = w1 + w2;
+  let p = neg_solve3(k[0], k[1], k[2], n * theta, on);
+  let ns = neg_solve3_adj(k[0], k[1], k[2], n * theta, on, w1 * g.dth1 - w2 * g.dth2 + n * glam);
+  let gk = mat3x3<f32>(ns.a, ns.b, ns.c);
+  return CorrAdj(inertia_world_adj(s1, outer(g.dth1, p) + gk), inertia_world_adj(s2, outer(-g.dth2, p) + gk),
+                 vec3<f32>(0.0), vec3<f32>(0.0), p * glam + ns.rhs * theta, dot(ns.rhs, n), glam, 0.0);
 }
 
-// angular_align (Cramer's rule on the 2x2 in the plane u = n, v = a x n); the axis a's gradient is in r1 of the
-// result, r2 and at are zero
+// angular_align (Cramer's rule on the 2x2 in the plane u = n, v = a x n; ku = K u, kv = K v with K = W1 + W2); the
+// axis a's gradient is in r1 of the result, r2 and at are zero
 fn angular_align_adj(s1: Side, s2: Side, a: vec3<f32>, n: vec3<f32>, theta: f32, on_: bool, lam: f32,
                      g: Correction, glam: f32) -> CorrAdj {
-  let al = align_solve(s1, s2, a, n, theta, on_);
+  let w1 = inertia_world(s1);
+  let w2 = inertia_world(s2);
+  let k = w1 + w2;
   let u = n;
-  let v = al.v;
-  let ku = al.ku;
-  let kv = al.kv;
-  let kuu = al.kuu;
-  let kuv = al.kuv;
-  let kvv = al.kvv;
-  let det = al.det;
-  let on = al.on;
-  let scale = al.scale;
-  let pu = al.pu;
-  let pv = al.pv;
-  let ia = impulse_adj(s1, s2, vec3<f32>(0.0), vec3<f32>(0.0), u * pu + v * pv, true, g);
-  let gpu = dot(ia.p, u) + glam;
-  let gpv = dot(ia.p, v);
-  let gscale = -gpu * kvv + gpv * kuv;
-  let gdet = select(0.0, -gscale * scale / select(1.0, det, on), on);
-  let gkuu = gdet * kvv;
-  let gkvv = -gpu * scale + gdet * kuu;
-  let gkuv = gpv * scale - 2.0 * gdet * kuv;
-  let ku_adj = inv_inertia_pair_adj(s1, s2, u, u * gkuu + v * gkuv);
-  let kv_adj = inv_inertia_pair_adj(s1, s2, v, v * gkvv);
-  let gv = ia.p * pv + ku * gkuv + kv * gkvv + kv_adj.e;
-  let cr = cross_adj(a, n, gv);
-  let gu = ia.p * pu + ku * gkuu + ku_adj.e;
-  return CorrAdj(side_adj_add(ia.s1, side_adj_add(ku_adj.s1, kv_adj.s1)),
-                 side_adj_add(ia.s2, side_adj_add(ku_adj.s2, kv_adj.s2)), cr.a, vec3<f32>(0.0), gu + cr.b,
-                 select(0.0, gscale / select(1.0, det, on), on), glam, 0.0);
+  let v = cross(a, u);
+  let al = align_from(u, v, k * u, k * v, theta, on_);
+  let p = u * al.pu + v * al.pv;
+  let gp = w1 * g.dth1 - w2 * g.dth2;   // the impulse's: dth1 = W1 p, dth2 = -W2 p
+  let gpu = dot(gp, u) + glam;
+  let gpv = dot(gp, v);
+  let gscale = -gpu * al.kvv + gpv * al.kuv;
+  let gdet = select(0.0, -gscale * al.scale / select(1.0, al.det, al.on), al.on);
+  let gkuu = gdet * al.kvv;
+  let gkvv = -gpu * al.scale + gdet * al.kuu;
+  let gkuv = gpv * al.scale - 2.0 * gdet * al.kuv;
+  let gku = u * gkuu + v * gkuv;
+  let gkv = v * gkvv;
+  let gk = outer(gku, u) + outer(gkv, v);
+  let cr = cross_adj(a, n, gp * al.pv + al.ku * gkuv + al.kv * gkvv + k * gkv);
+  return CorrAdj(inertia_world_adj(s1, outer(g.dth1, p) + gk), inertia_world_adj(s2, outer(-g.dth2, p) + gk), cr.a,
+                 vec3<f32>(0.0), gp * al.pu + al.ku * gkuu + k * gku + cr.b,
+                 select(0.0, gscale / select(1.0, al.det, al.on), al.on), glam, 0.0);
 }
 
-// k_apply(s, r, e) = e im + (I^-1 (r x e)) x r
-fn k_apply_adj(s: Side, r: vec3<f32>, e: vec3<f32>, g: vec3<f32>) -> SideDirAdj {
-  let w = world_inv_inertia(s, cross(r, e));
-  let ca = cross_adj(w, r, g);
-  let wa = world_inv_inertia_adj(s, cross(r, e), ca.a);
-  let cr = cross_adj(r, e, wa.v);
-  var gs = wa.s;
-  gs.im = dot(g, e);
-  return SideDirAdj(gs, ca.b + cr.a, g * s.im + cr.b);   // n: e's gradient
-}
-
-// point: P = neg_solve3(K1 + K2 + at 1, d + at lam), lam' = lam + P; the result's n is d's gradient
+// point: P = neg_solve3(K, d + at lam) with K = (im1 + im2 + at) 1 - [r1]x W1 [r1]x - [r2]x W2 [r2]x (k_apply's
+// matrix, side by side), lam' = lam + P; the impulse moves the sides by P im1, W1 (r1 x P), -P im2, -W2 (r2 x P).
+// The result's d is d's gradient
 struct PointAdj { s1: SideAdj, s2: SideAdj, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lam: vec3<f32>, at: f32 }
 fn point_adj(s1: Side, s2: Side, r1: vec3<f32>, r2: vec3<f32>, d: vec3<f32>, lv: vec3<f32>, at: f32,
              g: Correction, glam: vec3<f32>) -> PointAdj {
-  let ps = point_solve(s1, s2, r1, r2, d, lv, at);
-  let a = ps.a;
-  let b = ps.b;
-  let c = ps.c;
-  let on = ps.on;
-  let P = ps.P;
-  let ia = impulse_adj(s1, s2, r1, r2, P, false, g);
-  let ns = neg_solve3_adj(a, b, c, d + lv * at, on, ia.p + glam);
-  var out = PointAdj(ia.s1, ia.s2, ia.r1, ia.r2, ns.rhs, glam + ns.rhs * at,
-                     dot(ns.rhs, lv) + ns.a.x + ns.b.y + ns.c.z);
-  let cols = array<vec3<f32>, 3>(ns.a, ns.b, ns.c);
-  for (var k = 0u; k < 3u; k++) {
-    let e = vec3<f32>(f32(k == 0u), f32(k == 1u), f32(k == 2u));
-    let k1 = k_apply_adj(s1, r1, e, cols[k]);
-    let k2 = k_apply_adj(s2, r2, e, cols[k]);
-    out.s1 = side_adj_add(out.s1, k1.s);
-    out.s2 = side_adj_add(out.s2, k2.s);
-    out.r1 = out.r1 + k1.r;
-    out.r2 = out.r2 + k2.r;
-  }
-  return out;
+  let w1 = inertia_world(s1);
+  let w2 = inertia_world(s2);
+  let x1 = cross_matrix(r1);
+  let x2 = cross_matrix(r2);
+  let k = mat3x3<f32>(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0) * (s1.im + s2.im + at) - x1 * w1 * x1 - x2 * w2 * x2;
+  let rhs = d + lv * at;
+  let on = norm_dir(d, EPS).on;
+  let P = neg_solve3(k[0], k[1], k[2], rhs, on);
+  let c1 = cross_adj(r1, P, w1 * g.dth1);
+  let c2 = cross_adj(r2, P, -(w2 * g.dth2));
+  let ns = neg_solve3_adj(k[0], k[1], k[2], rhs, on, g.dx1 * s1.im - g.dx2 * s2.im + c1.b + c2.b + glam);
+  let gk = mat3x3<f32>(ns.a, ns.b, ns.c);
+  let tr = ns.a.x + ns.b.y + ns.c.z;
+  // through -[r]x W [r]x: g_W = -[r]x gk [r]x, g_[r]x = gk [r]x W + W [r]x gk
+  var a1 = inertia_world_adj(s1, outer(g.dth1, cross(r1, P)) - x1 * gk * x1);
+  var a2 = inertia_world_adj(s2, outer(-g.dth2, cross(r2, P)) - x2 * gk * x2);
+  a1.im = dot(g.dx1, P) + tr;
+  a2.im = tr - dot(g.dx2, P);
+  return PointAdj(a1, a2, c1.a + cross_matrix_adj(gk * x1 * w1 + w1 * x1 * gk),
+                  c2.a + cross_matrix_adj(gk * x2 * w2 + w2 * x2 * gk), ns.rhs, glam + ns.rhs * at,
+                  dot(ns.rhs, lv) + tr);
 }
 
 // apply to both sides (xpbd.py apply) after a correction c that the constraint's total also chains: the sides'
