@@ -16,7 +16,11 @@
 #      (bench/bench_grad.py --quick: the 3x target) -> $OUT/results_grad_gpu.json
 #   3. the same at GPU-sized batches -> $OUT/results_grad_gpu_large.json
 #   4. the forward kernel's throughput at the GPU batches (bench/bench_wgsl.py --gpu) -> $OUT/results_wgsl_gpu.json
-# GRAD_ITEMS, LARGE_ITEMS, WGSL_ITEMS (scene:batch lists; "none" skips parts 3 and 4), STEPS, PROBE_SCENES, PROBE_S
+#   5. only where LANES_ITEMS names scene:batch items (e.g. "chain:64 chain:4096 double_pendulum:4096"): the backward
+#      alone on 32 lanes per env against one (bench_grad.py --lanes 32), for kernels/lanes.py default_lanes, which
+#      gives a scene without contacts one lane (chain x64 on an H200: 21.2 -> 13.5 ms) -> $OUT/results_grad_lanes_gpu.json;
+#      its 120 s timeout needs another part's time within the call's 600 s (LARGE_ITEMS=none WGSL_ITEMS=none)
+# GRAD_ITEMS, LARGE_ITEMS, WGSL_ITEMS, LANES_ITEMS (scene:batch lists; "none" skips parts 3 and 4), STEPS, PROBE_SCENES, PROBE_S
 # (its timeout; 0 skips it), PARTS=probe (part 0 alone) and PARITY_ARGS (e.g. "grads chain": those scenes' gradients
 # alone) override the defaults. A dry run here, on lavapipe, with no clang on the PATH (as there): OUT=/tmp/o
 # GRAD_ITEMS="pendulum:64 chain:4" LARGE_ITEMS="drop:8" WGSL_ITEMS="pendulum:64" STEPS=5 bash bench/gpu.sh run
@@ -82,11 +86,17 @@ run() {
   [ "${WGSL_ITEMS:-}" = none ] || timeout 70 python3 bench/bench_wgsl.py --gpu --configs wgsl-WEBGPU --out "$OUT/results_wgsl_gpu.json" \
     ${WGSL_ITEMS:+--only $WGSL_ITEMS} > "$OUT/wgsl.log" 2>&1
   echo "bench_wgsl: exit $?"
+  if [ -n "${LANES_ITEMS:-}" ]; then
+    timeout 120 python3 bench/bench_grad.py --lanes 32 --steps "$steps" --out "$OUT/results_grad_lanes_gpu.json" \
+      --only $LANES_ITEMS > "$OUT/grad_lanes.log" 2>&1
+    echo "bench_grad --lanes 32: exit $?"
+  fi
   for f in "$OUT"/results_*.json; do
     [ -f "$f" ] && python3 -c 'import json, sys
 for r in json.load(open(sys.argv[1])).get("results", []):
   print({k: r[k] for k in r if k in ("scene", "batch", "config", "env_steps_per_s", "forward_env_steps_s",
-         "gradient_env_steps_s", "ratio", "kernel_ratio", "check_passed", "check_ok", "error")})' "$f"
+         "gradient_env_steps_s", "ratio", "kernel_ratio", "check_passed", "check_ok", "error", "lanes_1", "lanes_32",
+         "rel")})' "$f"
   done
 }
 
