@@ -65,8 +65,9 @@ fn align_axes_of(s1: Side, s2: Side, axis_p: vec3<f32>, axis_c: vec3<f32>) -> Co
   let al = norm_dir(cross(rotate(s2.q, axis_c), a1), EPS);
   let w1 = inertia_world(s1);
   let w2 = inertia_world(s2);
+  let k = w1 + w2;
   let v = cross(a1, al.dir);
-  let sol = align_from(al.dir, v, (w1 + w2) * al.dir, (w1 + w2) * v, al.len, al.on);
+  let sol = align_from(al.dir, v, k * al.dir, k * v, al.len, al.on);
   let p = al.dir * sol.pu + v * sol.pv;   // align_corr's turn
   return Correction(vec3<f32>(0.0), w1 * p, vec3<f32>(0.0), -(w2 * p));
 }
