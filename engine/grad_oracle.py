@@ -117,33 +117,39 @@ class RolloutGrad:
     out = check_ctrls(self.model, batch, ctrl, steps, device)
     return [(out[t] if is_sequence(out) else out).clone().realize() for t in range(steps)]
 
-  def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple[Tensor, ...]]]:
-    """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's
-    pair table). ctrl: None, one (B, nact) held for every step, or a sequence of `steps` of them."""
+  def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple]]:
+    """Final state and the checkpoints: per substep, the packed state before it (its realised UOp, see below), the
+    step's controls (and the step's pair table). ctrl: None, one (B, nact) held for every step, or a sequence of
+    `steps` of them."""
     packed, time, checkpoints = self.forward_packed(state, steps, ctrl)
     return unpack_state(packed, time, self.model), checkpoints
 
-  def forward_packed(self, state: State, steps: int, ctrl=None) -> tuple[Tensor, Tensor, list[tuple[Tensor, ...]]]:
+  def forward_packed(self, state: State, steps: int, ctrl=None) -> tuple[Tensor, Tensor, list[tuple]]:
     """forward's final state as it comes out of the steps, packed (B, NROWS, 13) and realised, its clock, and the
     checkpoints: rollout_grad differentiates the loss against the packed state, which it would otherwise pack again
-    (3.5 ms of pendulum x64's 15.5 ms gradient on the kernel, lavapipe, 2026-11-30)."""
+    (3.5 ms of pendulum x64's 15.5 ms gradient on the kernel, lavapipe, 2026-11-30).
+    Each substep's checkpoint keeps the realised buffer's UOp, not a Tensor: every realize() walks the graph of every
+    Tensor alive (tinygrad's _apply_map_to_tensors), so a Tensor per substep made each of the forward's and the
+    backward's ~4 realises per substep slower as the checkpoints piled up, quadratic in the horizon. Pendulum in
+    float64, 60 steps of 20 substeps (tests/test_grad_rollout.py): its gradient took 27.2 s, then 20.5 s on a second
+    call, with Tensors; 16.4 and 8.2 s with UOps, the same numbers bit for bit (2026-12-01)."""
     packed = packed_of(state, self.model)[0]
     controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
     checkpoints = []
     for t in range(steps):
       pairs = self.stepper.pairs(packed)
       for _ in range(self.model.substeps):
-        checkpoints.append((packed.clone().realize(), controls[t], *pairs))   # the JIT reuses its output buffer
+        checkpoints.append((packed.clone().realize().uop, controls[t], *pairs))   # the JIT reuses its output buffer
         packed = self._fwd(packed, controls[t], *pairs)
     return packed.clone().realize(), (state.time + steps * self.model.dt).realize(), checkpoints
 
-  def backward(self, checkpoints: list[tuple[Tensor, ...]], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+  def backward(self, checkpoints: list[tuple], adj_final: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
     """d loss / d (initial packed state) and d loss / d param for each wrt name, given d loss / d (final packed).
     The parameters' dict also holds "ctrl": d loss / d ctrl per step, (steps, B, nact) (for a model with actuators)."""
     adj = adj_final.clone().realize()
     totals, per_step, dctrl = {n: None for n in self.wrt}, [], None
     for k, (packed, ctrl, *pairs) in enumerate(reversed(checkpoints)):
-      adj, gc, *gp = self._vjp(packed, ctrl, adj, *pairs)
+      adj, gc, *gp = self._vjp(Tensor(packed), ctrl, adj, *pairs)
       adj = adj.clone().realize()
       dctrl = gc.clone().realize() if dctrl is None else (dctrl + gc).realize()
       if (k + 1) % self.model.substeps == 0: per_step.append(dctrl); dctrl = None
