@@ -118,9 +118,9 @@ class RolloutGrad:
     return [(out[t] if is_sequence(out) else out).clone().realize() for t in range(steps)]
 
   def forward(self, state: State, steps: int, ctrl=None) -> tuple[State, list[tuple]]:
-    """Final state and the checkpoints: per substep, the packed state before it (its realised UOp, see below), the
-    step's controls (and the step's pair table). ctrl: None, one (B, nact) held for every step, or a sequence of
-    `steps` of them."""
+    """Final state and the checkpoints: per substep, the packed state before it, the step's controls (and the step's
+    pair table), each as its realised UOp (forward_packed says why). ctrl: None, one (B, nact) held for every step,
+    or a sequence of `steps` of them."""
     packed, time, checkpoints = self.forward_packed(state, steps, ctrl)
     return unpack_state(packed, time, self.model), checkpoints
 
@@ -128,7 +128,7 @@ class RolloutGrad:
     """forward's final state as it comes out of the steps, packed (B, NROWS, 13) and realised, its clock, and the
     checkpoints: rollout_grad differentiates the loss against the packed state, which it would otherwise pack again
     (3.5 ms of pendulum x64's 15.5 ms gradient on the kernel, lavapipe, 2026-11-30).
-    Each substep's checkpoint keeps the realised buffer's UOp, not a Tensor: every realize() walks the graph of every
+    Each substep's checkpoint keeps the realised buffers' UOps, not Tensors: every realize() walks the graph of every
     Tensor alive (tinygrad's _apply_map_to_tensors), so a Tensor per substep made each of the forward's and the
     backward's ~4 realises per substep slower as the checkpoints piled up, quadratic in the horizon. Pendulum in
     float64, 60 steps of 20 substeps (tests/test_grad_rollout.py): its gradient took 27.2 s, then 20.5 s on a second
@@ -139,7 +139,8 @@ class RolloutGrad:
     for t in range(steps):
       pairs = self.stepper.pairs(packed)
       for _ in range(self.model.substeps):
-        checkpoints.append((packed.clone().realize().uop, controls[t], *pairs))   # the JIT reuses its output buffer
+        # the JIT reuses its output buffer: a copy of the state before each substep
+        checkpoints.append((packed.clone().realize().uop, controls[t].uop, *(p.uop for p in pairs)))
         packed = self._fwd(packed, controls[t], *pairs)
     return packed.clone().realize(), (state.time + steps * self.model.dt).realize(), checkpoints
 
@@ -149,7 +150,7 @@ class RolloutGrad:
     adj = adj_final.clone().realize()
     totals, per_step, dctrl = {n: None for n in self.wrt}, [], None
     for k, (packed, ctrl, *pairs) in enumerate(reversed(checkpoints)):
-      adj, gc, *gp = self._vjp(Tensor(packed), ctrl, adj, *pairs)
+      adj, gc, *gp = self._vjp(Tensor(packed), Tensor(ctrl), adj, *(Tensor(p) for p in pairs))
       adj = adj.clone().realize()
       dctrl = gc.clone().realize() if dctrl is None else (dctrl + gc).realize()
       if (k + 1) % self.model.substeps == 0: per_step.append(dctrl); dctrl = None
