@@ -132,7 +132,9 @@ class RolloutGrad:
     Tensor alive (tinygrad's _apply_map_to_tensors), so a Tensor per substep made each of the forward's and the
     backward's ~4 realises per substep slower as the checkpoints piled up, quadratic in the horizon. Pendulum in
     float64, 60 steps of 20 substeps (tests/test_grad_rollout.py): its gradient took 27.2 s, then 20.5 s on a second
-    call, with Tensors; 16.4 and 8.2 s with UOps, the same numbers bit for bit (2026-12-01)."""
+    call, with Tensors; 16.4 and 8.2 s with UOps, the same numbers bit for bit. The chain in float64, compiled, 50,
+    100 and 200 steps of 20 substeps: 13.3, 45.3 and 132.8 s with Tensors; 8.0, 11.0 and 24.3 s with UOps
+    (2026-12-01)."""
     packed = packed_of(state, self.model)[0]
     controls = self._ctrl(ctrl, packed.shape[0], steps, packed.device)
     checkpoints = []
